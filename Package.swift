@@ -1,0 +1,86 @@
+// swift-tools-version:6.0
+import Foundation
+import PackageDescription
+
+/// dlib's HOG code is header-only templates, so it is compiled here, in `CDlib`, with the
+/// flags we choose. AVX2 is used when the build machine has it (override with
+/// `SIGHTLINE_SIMD=avx2|sse2`); `FaceDetector` checks at start-up that the CPU running the
+/// binary has what it was built for. No `-mfma`: contraction would change dlib's scores
+/// relative to the Python binding.
+let simd: String = {
+    if let forced = ProcessInfo.processInfo.environment["SIGHTLINE_SIMD"] { return forced }
+    let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+    return cpuinfo.contains(" avx2") ? "avx2" : "sse2"
+}()
+let dlibFlags = ["-O3", "-DNDEBUG"] + (simd == "avx2" ? ["-mavx2"] : [])
+
+let package = Package(
+    name: "Sightline",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "sightline", targets: ["sightline"]),
+        .library(name: "SightlineCore", targets: ["SightlineCore"]),
+        .library(name: "SightlineCapture", targets: ["SightlineCapture"]),
+        .library(name: "SightlineDetection", targets: ["SightlineDetection"]),
+        .library(name: "SightlineBus", targets: ["SightlineBus"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+    ],
+    targets: [
+        // C libraries from Debian, through thin shims.
+        .systemLibrary(name: "CZMQ", pkgConfig: "libzmq", providers: [.apt(["libzmq3-dev"])]),
+        .systemLibrary(
+            name: "CFFmpeg", pkgConfig: "libavformat libavcodec libswscale libavutil",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"])]),
+        .systemLibrary(name: "CV4L2", pkgConfig: "libv4l2", providers: [.apt(["libv4l-dev"])]),
+        .target(
+            name: "CDlib",
+            cxxSettings: [.unsafeFlags(dlibFlags)],
+            linkerSettings: [.linkedLibrary("dlib"), .linkedLibrary("lapack"), .linkedLibrary("blas")]),
+
+        // Layers, bottom up.
+        .target(name: "SightlineCore"),
+        .target(
+            name: "SightlineCapture",
+            dependencies: ["SightlineCore", "CFFmpeg", .product(name: "Logging", package: "swift-log")]),
+        .target(
+            name: "SightlineDetection",
+            dependencies: ["SightlineCore", "CDlib", .product(name: "Logging", package: "swift-log")]),
+        .target(
+            name: "SightlineBus",
+            dependencies: ["SightlineCore", "CZMQ", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "SightlineSamples", resources: [.copy("Media")]),
+        .target(
+            name: "SightlinePipeline",
+            dependencies: [
+                "SightlineCore", "SightlineCapture", "SightlineDetection", "SightlineBus",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
+        .executableTarget(
+            name: "sightline",
+            dependencies: [
+                "SightlinePipeline", "SightlineSamples",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
+
+        .testTarget(name: "SightlineCoreTests", dependencies: ["SightlineCore"]),
+        .testTarget(
+            name: "SightlineCaptureTests", dependencies: ["SightlineCapture", "SightlineSamples"]),
+        .testTarget(
+            name: "SightlineDetectionTests",
+            dependencies: ["SightlineDetection", "SightlineCapture", "SightlineSamples"],
+            resources: [.copy("Golden")]),
+        .testTarget(name: "SightlineBusTests", dependencies: ["SightlineBus"]),
+        .testTarget(
+            name: "SightlineEndToEndTests",
+            dependencies: ["SightlinePipeline", "SightlineBus", "SightlineSamples"]),
+    ],
+    swiftLanguageModes: [.v6],
+    cxxLanguageStandard: .cxx17
+)

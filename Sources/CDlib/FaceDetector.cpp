@@ -1,0 +1,106 @@
+#include "CDlib.h"
+
+#include <dlib/image_processing/frontal_face_detector.h>
+#include <dlib/image_transforms.h>
+
+#include <cstring>
+#include <exception>
+#include <vector>
+
+// A read-only view of caller-owned pixels that satisfies dlib's generic image interface,
+// so the luma plane of a decoded frame is scanned where it lies, without a copy.
+struct LumaView {
+    const uint8_t *pixels;
+    long rows;
+    long columns;
+    long bytes_per_row;
+};
+
+namespace dlib {
+template <> struct image_traits<LumaView> {
+    typedef unsigned char pixel_type;
+};
+}  // namespace dlib
+
+inline long num_rows(const LumaView &image) { return image.rows; }
+inline long num_columns(const LumaView &image) { return image.columns; }
+inline const void *image_data(const LumaView &image) { return image.pixels; }
+inline void *image_data(LumaView &image) { return const_cast<uint8_t *>(image.pixels); }
+inline long width_step(const LumaView &image) { return image.bytes_per_row; }
+inline void set_image_size(LumaView &, long, long) {}  // never resized: it is an input only
+
+struct sl_face_detector {
+    dlib::frontal_face_detector detector = dlib::get_frontal_face_detector();
+    dlib::array2d<unsigned char> upsampled;  // reused between frames
+    std::vector<dlib::rect_detection> detections;
+};
+
+static void write_error(char *error, size_t capacity, const char *message) {
+    if (error == nullptr || capacity == 0) return;
+    std::strncpy(error, message, capacity - 1);
+    error[capacity - 1] = '\0';
+}
+
+extern "C" sl_face_detector *sl_face_detector_create(char *error, size_t error_capacity) {
+    try {
+        return new sl_face_detector();
+    } catch (const std::exception &e) {
+        write_error(error, error_capacity, e.what());
+    } catch (...) {
+        write_error(error, error_capacity, "unknown C++ exception creating the face detector");
+    }
+    return nullptr;
+}
+
+extern "C" void sl_face_detector_destroy(sl_face_detector *detector) { delete detector; }
+
+extern "C" int sl_face_detector_detect(sl_face_detector *detector, const uint8_t *pixels,
+                                       int width, int height, ptrdiff_t bytes_per_row,
+                                       int upsample, double adjust_threshold,
+                                       sl_face_detection *out, int capacity, char *error,
+                                       size_t error_capacity) {
+    if (detector == nullptr || pixels == nullptr || width <= 0 || height <= 0 ||
+        bytes_per_row < width || upsample < 0) {
+        write_error(error, error_capacity, "invalid arguments to sl_face_detector_detect");
+        return -1;
+    }
+    try {
+        const LumaView image{pixels, height, width, static_cast<long>(bytes_per_row)};
+        detector->detections.clear();
+        if (upsample == 0) {
+            detector->detector(image, detector->detections, adjust_threshold);
+        } else {
+            // Exactly the Python binding's path: one pyramid_up into a buffer, more in place,
+            // detect, then map each box back down.
+            dlib::pyramid_down<2> pyramid;
+            dlib::pyramid_up(image, detector->upsampled, pyramid);
+            for (int level = 1; level < upsample; ++level) dlib::pyramid_up(detector->upsampled);
+            detector->detector(detector->upsampled, detector->detections, adjust_threshold);
+            for (auto &d : detector->detections) d.rect = pyramid.rect_down(d.rect, upsample);
+        }
+        const int count = static_cast<int>(detector->detections.size());
+        for (int i = 0; i < count && i < capacity; ++i) {
+            const auto &d = detector->detections[i];
+            out[i] = {d.rect.left(), d.rect.top(), d.rect.right(), d.rect.bottom(),
+                      d.detection_confidence, static_cast<int>(d.weight_index)};
+        }
+        return count;
+    } catch (const std::exception &e) {
+        write_error(error, error_capacity, e.what());
+    } catch (...) {
+        write_error(error, error_capacity, "unknown C++ exception in face detection");
+    }
+    return -1;
+}
+
+extern "C" int sl_dlib_compiled_simd_level(void) {
+#if defined(__AVX2__)
+    return 2;
+#elif defined(__AVX__)
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+extern "C" int sl_cpu_supports_avx2(void) { return __builtin_cpu_supports("avx2") ? 1 : 0; }

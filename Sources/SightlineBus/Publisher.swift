@@ -1,0 +1,122 @@
+import CZMQ
+import Dispatch
+import Foundation
+import Logging
+import SightlineCore
+import Synchronization
+
+/// Publishes messages on a ZeroMQ socket it binds.
+///
+/// The socket belongs to the publisher's serial queue; `publish` may be called from any
+/// thread and never blocks on subscribers (ZeroMQ drops for a subscriber past its
+/// high-water mark). It is an XPUB socket, so the publisher can see subscriptions arrive
+/// and `waitForSubscriber` lets a run hold its first message until someone listens.
+public final class Publisher: Sendable {
+    public let endpoint: Endpoint
+    private let queue = DispatchQueue(label: "sightline.publisher")
+    private let socket: SocketBox
+    private let state = Mutex(State())
+    private let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+    private let logger: Logger
+
+    private struct State {
+        var sequence: [String: UInt64] = [:]
+        var messages = 0
+        var bytes = 0
+        var subscriptions = 0
+        var latencies: [Double] = []
+        var recordLatency = false
+    }
+
+    /// Binds `endpoint`. Binding a tcp address reachable from other machines is refused
+    /// unless `allowRemote` is set: nothing listens on the network by default.
+    public init(endpoint: Endpoint, allowRemote: Bool = false, logger: Logger) throws {
+        guard endpoint.isLocalOnly || allowRemote else {
+            throw SightlineError.invalidEndpoint(
+                endpoint.string,
+                reason: "binding beyond loopback exposes the stream unauthenticated; pass --insecure to do it anyway")
+        }
+        let socket = try Socket(type: ZMQ_XPUB)
+        socket.setOption(ZMQ_SNDHWM, 10_000)
+        try socket.bind(endpoint)
+        self.socket = SocketBox(socket)
+        self.endpoint = endpoint
+        self.logger = logger
+    }
+
+    /// Stamps `message` with the next sequence number for its topic and sends it, with an
+    /// optional binary payload as a third frame. Returns at once.
+    public func publish(_ message: Message, payload: [UInt8]? = nil) {
+        queue.async { [self] in
+            var message = message
+            let topic = Topic.make(kind: message.kind, source: message.source)
+            message.seq = state.withLock { state in
+                defer { state.sequence[topic, default: 0] += 1 }
+                return state.sequence[topic, default: 0]
+            }
+            do {
+                let body = try encoder.encode(message)
+                var frames = [Array(topic.utf8), Array(body)]
+                if let payload { frames.append(payload) }
+                try socket.value.send(frames)
+                let sentAt = WallClock.nowNanoseconds()
+                state.withLock { state in
+                    state.messages += 1
+                    state.bytes += frames.reduce(0) { $0 + $1.count }
+                    if state.recordLatency && message.kind == .faces {
+                        state.latencies.append(Double(sentAt &- message.wallTimeNs) / 1e6)
+                    }
+                }
+            } catch {
+                logger.error("could not publish", metadata: ["topic": "\(topic)", "error": "\(error)"])
+            }
+            readSubscriptions()
+        }
+    }
+
+    /// Waits until at least one subscription has arrived, or `timeout` passes. Returns
+    /// whether one did. ZeroMQ delivers only to subscribers already connected, so a run
+    /// that must not lose its first messages waits here first.
+    public func waitForSubscriber(timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let count = await withCheckedContinuation { continuation in
+                queue.async { [self] in
+                    readSubscriptions(waitMs: 20)
+                    continuation.resume(returning: state.withLock { $0.subscriptions })
+                }
+            }
+            if count > 0 { return true }
+        }
+        return false
+    }
+
+    /// Messages and bytes sent so far.
+    public var totals: (messages: Int, bytes: Int) { state.withLock { ($0.messages, $0.bytes) } }
+
+    /// Starts recording capture-to-publish latency of `faces` messages (for benchmarks).
+    public func recordLatencies() { state.withLock { $0.recordLatency = true } }
+    public var latenciesMs: [Double] { state.withLock { $0.latencies } }
+
+    /// Waits for every message handed to `publish` so far to be sent.
+    public func flush() async {
+        await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
+    }
+
+    /// On the queue: consumes subscription frames so they do not pile up.
+    private func readSubscriptions(waitMs: Int32 = 0) {
+        while let frames = try? socket.value.receive(timeoutMs: waitMs), let first = frames.first?.first {
+            state.withLock { $0.subscriptions += first == 1 ? 1 : -1 }
+        }
+    }
+}
+
+/// The socket is only ever touched on the publisher's serial queue.
+private struct SocketBox: @unchecked Sendable {
+    let value: Socket
+    init(_ value: Socket) { self.value = value }
+}

@@ -1,0 +1,92 @@
+import CZMQ
+import Foundation
+import SightlineCore
+
+/// The process's one ZeroMQ context; it is thread-safe, sockets are not.
+final class Context: @unchecked Sendable {
+    static let shared = Context()
+    let handle: UnsafeMutableRawPointer
+    private init() { handle = zmq_ctx_new() }
+}
+
+/// A ZeroMQ socket. Not thread-safe: it belongs to one thread or serial queue at a time.
+final class Socket {
+    let handle: UnsafeMutableRawPointer
+
+    init(type: Int32) throws {
+        guard let handle = zmq_socket(Context.shared.handle, type) else { throw SightlineError.messaging(lastError()) }
+        self.handle = handle
+        var linger: Int32 = 200  // ms: pending messages get a moment to leave on close
+        zmq_setsockopt(handle, ZMQ_LINGER, &linger, MemoryLayout<Int32>.size)
+    }
+
+    deinit { zmq_close(handle) }
+
+    func setOption(_ option: Int32, _ value: Int32) {
+        var value = value
+        zmq_setsockopt(handle, option, &value, MemoryLayout<Int32>.size)
+    }
+
+    func setOption(_ option: Int32, bytes: [UInt8]) {
+        bytes.withUnsafeBytes { _ = zmq_setsockopt(handle, option, $0.baseAddress, $0.count) }
+    }
+
+    func bind(_ endpoint: Endpoint) throws {
+        guard zmq_bind(handle, endpoint.string) == 0 else {
+            let code = zmq_errno()
+            if code == czmq_eaddrinuse() { throw SightlineError.endpointInUse(endpoint.string) }
+            throw SightlineError.invalidEndpoint(endpoint.string, reason: lastError())
+        }
+    }
+
+    func connect(_ endpoint: Endpoint) throws {
+        guard zmq_connect(handle, endpoint.string) == 0 else {
+            throw SightlineError.invalidEndpoint(endpoint.string, reason: lastError())
+        }
+    }
+
+    /// Sends the frames of one multipart message. Returns false when it would block
+    /// (a PUB socket never blocks: slow subscribers lose messages at their high-water mark).
+    @discardableResult
+    func send(_ frames: [[UInt8]], dontWait: Bool = false) throws -> Bool {
+        for (index, frame) in frames.enumerated() {
+            var flags: Int32 = index < frames.count - 1 ? ZMQ_SNDMORE : 0
+            if dontWait { flags |= ZMQ_DONTWAIT }
+            let sent = frame.withUnsafeBytes { zmq_send(handle, $0.baseAddress, $0.count, flags) }
+            if sent < 0 {
+                if zmq_errno() == czmq_eagain() { return false }
+                throw SightlineError.messaging(lastError())
+            }
+        }
+        return true
+    }
+
+    /// Waits up to `timeoutMs` for a message and returns all its frames, or nil on timeout.
+    /// Frames larger than `maximumBytes` in total are read and thrown away (nil is returned
+    /// after the whole message is consumed, and `oversized` is set).
+    func receive(timeoutMs: Int32, maximumBytes: Int = 64 << 20) throws -> [[UInt8]]? {
+        var item = zmq_pollitem_t(socket: handle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0)
+        let ready = zmq_poll(&item, 1, Int(timeoutMs))
+        if ready < 0 {
+            if zmq_errno() == czmq_eintr() { return nil }
+            throw SightlineError.messaging(lastError())
+        }
+        guard ready > 0 else { return nil }
+        var frames: [[UInt8]] = []
+        var total = 0
+        var message = zmq_msg_t()
+        zmq_msg_init(&message)
+        defer { zmq_msg_close(&message) }
+        repeat {
+            guard zmq_msg_recv(&message, handle, 0) >= 0 else { throw SightlineError.messaging(lastError()) }
+            let size = zmq_msg_size(&message)
+            total += size
+            if total <= maximumBytes {
+                frames.append(Array(UnsafeRawBufferPointer(start: zmq_msg_data(&message), count: size)))
+            }
+        } while zmq_msg_more(&message) != 0
+        return total <= maximumBytes ? frames : []
+    }
+}
+
+func lastError() -> String { String(cString: zmq_strerror(zmq_errno())) }

@@ -1,0 +1,90 @@
+import CZMQ
+import Foundation
+import SightlineCore
+
+/// A message as received: its topic, the decoded message, and any binary payload.
+public struct ReceivedMessage: Sendable {
+    public let topic: String
+    public let message: Message
+    /// The JSON exactly as it arrived, for printing it unchanged.
+    public let json: [UInt8]
+    public let payload: [UInt8]?
+}
+
+/// Why an incoming message was refused.
+public enum MessageDecodingError: Error, Equatable, CustomStringConvertible {
+    case malformed(String)
+    case unsupportedVersion(Int)
+
+    public var description: String {
+        switch self {
+        case .malformed(let reason): "malformed message: \(reason)"
+        case .unsupportedVersion(let version): "unsupported protocol version \(version) (this build speaks \(Message.protocolVersion))"
+        }
+    }
+}
+
+/// Subscribes to topics on one or more endpoints. Not thread-safe: use it from one thread.
+public final class Subscriber {
+    private let socket: Socket
+    private let decoder = JSONDecoder()
+    /// Messages that arrived but could not be decoded, by reason.
+    public private(set) var rejected: [String: Int] = [:]
+
+    public init(endpoints: [Endpoint], topics: [String]) throws {
+        socket = try Socket(type: ZMQ_SUB)
+        socket.setOption(ZMQ_RCVHWM, 10_000)
+        for topic in topics { socket.setOption(ZMQ_SUBSCRIBE, bytes: Array(topic.utf8)) }
+        for endpoint in endpoints { try socket.connect(endpoint) }
+    }
+
+    /// The subscriptions for the given kinds, optionally narrowed to one source.
+    public static func topics(kinds: [MessageKind], source: String?) -> [String] {
+        kinds.map { Topic.prefix(kind: $0, source: source) }
+    }
+
+    /// Waits up to `timeout` for the next well-formed message. Malformed ones are counted
+    /// in `rejected` and skipped.
+    public func receive(timeout: Duration) throws -> ReceivedMessage? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let remaining = deadline - ContinuousClock.now
+            let milliseconds = Int32(max(0, remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000))
+            guard let frames = try socket.receive(timeoutMs: milliseconds) else { return nil }
+            switch Self.decode(frames, using: decoder) {
+            case .success(let message): return message
+            case .failure(let error):
+                rejected[error.description, default: 0] += 1
+                if milliseconds == 0 { return nil }
+            }
+        }
+    }
+
+    /// Decodes `[topic][json][payload?]`, checking the topic agrees with the message.
+    public static func decode(_ frames: [[UInt8]], using decoder: JSONDecoder = JSONDecoder())
+        -> Result<ReceivedMessage, MessageDecodingError>
+    {
+        guard frames.count == 2 || frames.count == 3 else {
+            return .failure(.malformed("expected 2 or 3 frames, got \(frames.count)"))
+        }
+        guard let topic = String(validating: frames[0], as: UTF8.self), let parsed = Topic.parse(topic) else {
+            return .failure(.malformed("unknown topic"))
+        }
+        struct Version: Decodable { let v: Int }
+        guard let version = try? decoder.decode(Version.self, from: Data(frames[1])) else {
+            return .failure(.malformed("not a JSON message with a version"))
+        }
+        guard version.v == Message.protocolVersion else { return .failure(.unsupportedVersion(version.v)) }
+        let message: Message
+        do {
+            message = try decoder.decode(Message.self, from: Data(frames[1]))
+        } catch {
+            return .failure(.malformed("bad \(parsed.kind.rawValue) message"))
+        }
+        guard message.kind == parsed.kind, message.source == parsed.source else {
+            return .failure(.malformed("topic and message disagree"))
+        }
+        return .success(
+            ReceivedMessage(topic: topic, message: message, json: frames[1], payload: frames.count == 3 ? frames[2] : nil))
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import Logging
+import SightlineCore
+import Synchronization
+
+/// Pulls frames from a source on its own thread and offers each to every output.
+///
+/// Like `AVCaptureSession`: the source runs at its own pace and never waits for an
+/// output; outputs decide what to do with frames they cannot take (`FrameDataOutput`).
+public final class CaptureSession: Sendable {
+    /// Why `run()` returned.
+    public enum Completion: Sendable, Equatable {
+        case endOfSource
+        case stopped
+    }
+
+    private let source: SendableSource
+    public let outputs: [FrameDataOutput]
+    private let logger: Logger
+    private let stopRequested = Atomic<Bool>(false)
+    private let state = Mutex(Counters())
+
+    private struct Counters {
+        var framesIn = 0
+        var skipped: [String: Int] = [:]
+    }
+
+    /// The session takes ownership of `source`: from now on only its capture thread uses it.
+    public init(source: any FrameSource, outputs: [FrameDataOutput], logger: Logger) {
+        self.source = SendableSource(source)
+        self.outputs = outputs
+        self.logger = logger
+    }
+
+    public var input: InputDescription { source.value.input }
+
+    /// Frames produced and skipped so far, with each output's counters.
+    public var counters: PipelineCounters {
+        var result = PipelineCounters()
+        state.withLock {
+            result.framesIn = $0.framesIn
+            result.sourceSkipped = $0.skipped
+        }
+        for output in outputs { result.outputs[output.name] = output.counters }
+        return result
+    }
+
+    /// Runs until the source ends, fails, or `stop()` is called, then drains the outputs:
+    /// all waiting frames are delivered at the end of a source, and dropped as `shutdown`
+    /// after a stop.
+    public func run() async throws -> Completion {
+        let result: Result<Completion, Error> = await withCheckedContinuation { continuation in
+            let thread = Thread { [self] in continuation.resume(returning: Result { try captureLoop() }) }
+            thread.name = "sightline.capture"
+            thread.qualityOfService = .userInteractive
+            thread.start()
+        }
+        let stopped = (try? result.get()) == .stopped
+        for output in outputs { await output.drain(discardWaiting: stopped) }
+        return try result.get()
+    }
+
+    /// Asks the capture thread to stop; `run()` then returns `.stopped`. Any thread.
+    public func stop() {
+        stopRequested.store(true, ordering: .releasing)
+        source.value.cancel()
+    }
+
+    private func captureLoop() throws -> Completion {
+        var lastSkipLog = ContinuousClock.now - .seconds(10)
+        while !stopRequested.load(ordering: .acquiring) {
+            switch try source.value.read() {
+            case .frame(let frame):
+                state.withLock { $0.framesIn += 1 }
+                for output in outputs { output.offer(frame) }
+            case .skipped(let reason):
+                let total = state.withLock { state -> Int in
+                    state.skipped[reason, default: 0] += 1
+                    return state.skipped[reason]!
+                }
+                // At most one line a second however many frames are bad.
+                if ContinuousClock.now - lastSkipLog > .seconds(1) {
+                    logger.warning("skipped a \(reason) frame; going on", metadata: ["skipped": "\(total)"])
+                    lastSkipLog = .now
+                }
+            case .end:
+                return stopRequested.load(ordering: .acquiring) ? .stopped : .endOfSource
+            }
+        }
+        return .stopped
+    }
+}
+
+/// A source is used only by the capture thread after it is handed over, and `cancel()`
+/// is safe from any thread: that makes handing it across threads sound.
+private struct SendableSource: @unchecked Sendable {
+    let value: any FrameSource
+    init(_ value: any FrameSource) { self.value = value }
+}

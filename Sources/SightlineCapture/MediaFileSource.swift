@@ -1,0 +1,320 @@
+import CFFmpeg
+import Foundation
+import SightlineCore
+import Synchronization
+
+/// Frames from a media file or a network URL that FFmpeg opens (rtsp://, http://, …),
+/// decoded with libavformat and libavcodec.
+///
+/// Frames come with the stream's own timestamps. Decoded planes are handed on without a
+/// copy when their layout is one Sightline knows; other layouts are converted to yuv420p.
+public final class MediaFileSource: FrameSource {
+    public struct Options: Sendable {
+        /// Pace delivery to the timestamps, like a live camera; otherwise as fast as possible.
+        public var realtime = false
+        /// Start again at the end; timestamps keep increasing across loops.
+        public var loop = false
+        /// How long opening or a single read of a network stream may block.
+        public var networkTimeout: Duration = .seconds(5)
+        public init(realtime: Bool = false, loop: Bool = false) {
+            self.realtime = realtime
+            self.loop = loop
+        }
+    }
+
+    public let url: String
+    public let input: InputDescription
+    private let options: Options
+    private var format: UnsafeMutablePointer<AVFormatContext>?
+    private var decoder: UnsafeMutablePointer<AVCodecContext>?
+    private let streamIndex: Int32
+    private let timeBase: AVRational
+    private var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
+    private var scaler: OpaquePointer?
+    private let interrupt = InterruptFlag()
+    private var draining = false
+    private var framesProduced = 0
+    /// Added to timestamps after each loop so media time keeps increasing.
+    private var loopOffset: Int64 = 0
+    private var lastPts: Int64 = 0
+    private var frameDuration: Int64 = 0
+    private var firstPts: Int64?
+    private var paceStart: ContinuousClock.Instant?
+
+    public init(url: String, options: Options = Options()) throws {
+        self.url = url
+        self.options = options
+        let isFile = !url.contains("://") || url.hasPrefix("file:")
+        if isFile {
+            let path = url.hasPrefix("file:") ? String(url.dropFirst(5)) : url
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw SightlineError.sourceUnavailable(source: url, reason: "no such file")
+            }
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw SightlineError.sourceUnavailable(source: url, reason: "permission denied")
+            }
+        }
+
+        let opened = try Self.open(url: url, interrupt: interrupt, timeout: options.networkTimeout)
+        format = opened.format
+        decoder = opened.decoder
+        streamIndex = opened.streamIndex
+        timeBase = opened.timeBase
+        input = opened.input
+        if let frameRate = input.frameRate, frameRate > 0 {
+            frameDuration = Int64((1 / frameRate / (Double(timeBase.num) / Double(timeBase.den))).rounded())
+        }
+    }
+
+    private struct Opened {
+        var format: UnsafeMutablePointer<AVFormatContext>
+        var decoder: UnsafeMutablePointer<AVCodecContext>
+        var streamIndex: Int32
+        var timeBase: AVRational
+        var input: InputDescription
+    }
+
+    /// Opens the container and the best video stream's decoder; on failure, frees what it
+    /// opened and throws one line that says why.
+    private static func open(url: String, interrupt: InterruptFlag, timeout: Duration) throws -> Opened {
+        var context = avformat_alloc_context()
+        context!.pointee.interrupt_callback = AVIOInterruptCB(
+            callback: { opaque in
+                Unmanaged<InterruptFlag>.fromOpaque(opaque!).takeUnretainedValue().isSet ? 1 : 0
+            }, opaque: Unmanaged.passUnretained(interrupt).toOpaque())
+        var dictionary: OpaquePointer?
+        let microseconds = String(timeout.components.seconds * 1_000_000)
+        av_dict_set(&dictionary, "rw_timeout", microseconds, 0)  // http, tcp, …
+        av_dict_set(&dictionary, "timeout", microseconds, 0)  // rtsp socket timeout
+        let openResult = avformat_open_input(&context, url, nil, &dictionary)
+        av_dict_free(&dictionary)
+        guard openResult >= 0, let format = context else {
+            throw SightlineError.sourceUnavailable(source: url, reason: ffmpegError(openResult))
+        }
+        var decoder: UnsafeMutablePointer<AVCodecContext>?
+        func fail(_ reason: String) -> SightlineError {
+            avcodec_free_context(&decoder)
+            context = format
+            avformat_close_input(&context)
+            return .sourceUnavailable(source: url, reason: reason)
+        }
+        let info = avformat_find_stream_info(format, nil)
+        guard info >= 0 else { throw fail(ffmpegError(info)) }
+        var codec: UnsafePointer<AVCodec>?
+        let index = av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0)
+        guard index >= 0, let codec else { throw fail("no decodable video stream") }
+        let stream = format.pointee.streams[Int(index)]!
+        decoder = avcodec_alloc_context3(codec)
+        guard let decoder else { throw fail("out of memory") }
+        avcodec_parameters_to_context(decoder, stream.pointee.codecpar)
+        decoder.pointee.thread_count = 1  // one frame in, one frame out: lowest latency
+        let opening = avcodec_open2(decoder, codec, nil)
+        guard opening >= 0 else {
+            throw fail("cannot open the \(String(cString: codec.pointee.name)) decoder: \(ffmpegError(opening))")
+        }
+        guard decoder.pointee.width > 0, decoder.pointee.height > 0 else {
+            throw fail("the video stream has no frame size (corrupt or unsupported)")
+        }
+        let rate = stream.pointee.avg_frame_rate
+        let frameRate = rate.num > 0 && rate.den > 0 ? Double(rate.num) / Double(rate.den) : nil
+        let pixelFormatName = av_get_pix_fmt_name(decoder.pointee.pix_fmt).map { String(cString: $0) } ?? "unknown"
+        let input = InputDescription(
+            url: url, width: Int(decoder.pointee.width), height: Int(decoder.pointee.height),
+            pixelFormat: pixelFormatName, frameRate: frameRate)
+        return Opened(format: format, decoder: decoder, streamIndex: index, timeBase: stream.pointee.time_base, input: input)
+    }
+
+    deinit {
+        av_packet_free(&packet)
+        avcodec_free_context(&decoder)
+        avformat_close_input(&format)
+        sws_freeContext(scaler)
+    }
+
+    public func cancel() { interrupt.set() }
+
+    public func read() throws -> SourceRead {
+        guard let decoder, let packet, let format else { return .end }
+        while !interrupt.isSet {
+            // Drain every frame the decoder has before feeding it more.
+            let frame = av_frame_alloc()!
+            let received = avcodec_receive_frame(decoder, frame)
+            if received == 0 {
+                return try deliver(frame)
+            }
+            var frameToFree: UnsafeMutablePointer<AVFrame>? = frame
+            av_frame_free(&frameToFree)
+            if received == cffmpeg_averror_eof() {
+                guard options.loop, framesProduced > 0 else { return .end }
+                try rewind()
+                continue
+            }
+            guard received == cffmpeg_averror_eagain() else {
+                return .skipped(reason: "corrupt")
+            }
+            if draining { return .end }
+
+            let readResult = av_read_frame(format, packet)
+            if readResult == cffmpeg_averror_eof() {
+                draining = true
+                avcodec_send_packet(decoder, nil)
+                continue
+            }
+            if readResult == cffmpeg_averror_exit() || interrupt.isSet { return .end }
+            guard readResult >= 0 else {
+                throw SightlineError.sourceFailed(source: url, reason: ffmpegError(readResult))
+            }
+            defer { av_packet_unref(packet) }
+            guard packet.pointee.stream_index == streamIndex else { continue }
+            if packet.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 { return .skipped(reason: "corrupt") }
+            let sent = avcodec_send_packet(decoder, packet)
+            if sent < 0 && sent != cffmpeg_averror_eagain() { return .skipped(reason: "corrupt") }
+        }
+        return .end
+    }
+
+    private func rewind() throws {
+        guard let format, let decoder else { return }
+        loopOffset = lastPts + frameDuration
+        firstPts = nil
+        draining = false
+        let seek = av_seek_frame(format, streamIndex, 0, AVSEEK_FLAG_BACKWARD)
+        guard seek >= 0 else { throw SightlineError.sourceFailed(source: url, reason: "cannot loop: \(ffmpegError(seek))") }
+        avcodec_flush_buffers(decoder)
+    }
+
+    private func deliver(_ frame: UnsafeMutablePointer<AVFrame>) throws -> SourceRead {
+        let owned = DecodedFrame(frame)
+        if frame.pointee.decode_error_flags != 0 || frame.pointee.flags & AV_FRAME_FLAG_CORRUPT != 0 {
+            return .skipped(reason: "corrupt")
+        }
+        var pts = frame.pointee.best_effort_timestamp
+        if pts == cffmpeg_nopts() { pts = firstPts.map { $0 + Int64(framesProduced) * frameDuration } ?? 0 }
+        let streamPts = pts
+        pts += loopOffset
+        lastPts = pts
+        let time = mediaTime(pts)
+        let duration = frameDuration > 0 ? mediaTime(frameDuration) : nil
+
+        if options.realtime { pace(streamPts) }
+        let pixels = try pixelBuffer(for: owned)
+        defer { framesProduced += 1 }
+        return .frame(
+            VideoFrame(
+                pixels: pixels, time: time, duration: duration, wallClockNanoseconds: WallClock.nowNanoseconds(),
+                index: framesProduced))
+    }
+
+    /// Sleeps until the frame's time relative to the first frame, as a camera would deliver it.
+    private func pace(_ pts: Int64) {
+        let clock = ContinuousClock()
+        guard let start = paceStart, let first = firstPts else {
+            paceStart = clock.now
+            firstPts = pts
+            return
+        }
+        let offset = Double(pts - first) * Double(timeBase.num) / Double(timeBase.den)
+        let deadline = start + .seconds(offset)
+        while clock.now < deadline && !interrupt.isSet {
+            Thread.sleep(forTimeInterval: min((deadline - clock.now).timeIntervalSeconds, 0.05))
+        }
+    }
+
+    private func mediaTime(_ ticks: Int64) -> MediaTime {
+        if timeBase.num == 1 { return MediaTime(value: ticks, timescale: timeBase.den) }
+        return MediaTime(value: ticks * Int64(timeBase.num), timescale: timeBase.den)
+    }
+
+    private func pixelBuffer(for owned: DecodedFrame) throws -> PixelBuffer {
+        let frame = owned.frame
+        let width = Int(frame.pointee.width), height = Int(frame.pointee.height)
+        let layout: PixelFormat? =
+            switch AVPixelFormat(frame.pointee.format) {
+            case AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P: .yuv420p
+            case AV_PIX_FMT_NV12: .nv12
+            case AV_PIX_FMT_GRAY8: .gray8
+            case AV_PIX_FMT_YUYV422: .yuyv
+            case AV_PIX_FMT_RGB24: .rgb24
+            case AV_PIX_FMT_BGR24: .bgr24
+            default: nil
+            }
+        if let layout {
+            let geometry = layout.planeGeometry(width: width, height: height)
+            let planes = geometry.indices.map { index in
+                withUnsafeBytes(of: frame.pointee.data) { data in
+                    let pointer = data.load(fromByteOffset: index * MemoryLayout<UnsafeMutablePointer<UInt8>?>.stride,
+                        as: UnsafeMutablePointer<UInt8>?.self)!
+                    let stride = withUnsafeBytes(of: frame.pointee.linesize) {
+                        $0.load(fromByteOffset: index * MemoryLayout<Int32>.stride, as: Int32.self)
+                    }
+                    return Plane(baseAddress: UnsafeRawPointer(pointer), bytesPerRow: Int(stride), rows: geometry[index].rows)
+                }
+            }
+            return PixelBuffer(format: layout, width: width, height: height, planes: planes, owner: owned)
+        }
+        return try convertToYUV420(owned, width: width, height: height)
+    }
+
+    /// Other layouts (10-bit, 4:4:4, palettes…) become yuv420p through swscale.
+    private func convertToYUV420(_ owned: DecodedFrame, width: Int, height: Int) throws -> PixelBuffer {
+        let frame = owned.frame
+        scaler = sws_getCachedContext(
+            scaler, Int32(width), Int32(height), AVPixelFormat(frame.pointee.format), Int32(width), Int32(height),
+            AV_PIX_FMT_YUV420P, SWS_BILINEAR, nil, nil, nil)
+        guard let scaler, let converted = av_frame_alloc() else {
+            throw SightlineError.sourceFailed(source: url, reason: "cannot convert pixel format \(input.pixelFormat)")
+        }
+        let target = DecodedFrame(converted)
+        converted.pointee.width = Int32(width)
+        converted.pointee.height = Int32(height)
+        converted.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+        guard av_frame_get_buffer(converted, 0) >= 0 else {
+            throw SightlineError.sourceFailed(source: url, reason: "out of memory converting frames")
+        }
+        _ = withUnsafePointer(to: &frame.pointee.data) { sourceData in
+            withUnsafePointer(to: &frame.pointee.linesize) { sourceStride in
+                withUnsafePointer(to: &converted.pointee.data) { targetData in
+                    withUnsafePointer(to: &converted.pointee.linesize) { targetStride in
+                        sws_scale(
+                            scaler,
+                            UnsafeRawPointer(sourceData).assumingMemoryBound(to: UnsafePointer<UInt8>?.self),
+                            UnsafeRawPointer(sourceStride).assumingMemoryBound(to: Int32.self), 0, Int32(height),
+                            UnsafeRawPointer(targetData).assumingMemoryBound(to: UnsafeMutablePointer<UInt8>?.self),
+                            UnsafeRawPointer(targetStride).assumingMemoryBound(to: Int32.self))
+                    }
+                }
+            }
+        }
+        return try pixelBuffer(for: target)
+    }
+}
+
+/// Owns one decoded AVFrame; the pixel buffers made from it keep it alive.
+final class DecodedFrame {
+    let frame: UnsafeMutablePointer<AVFrame>
+    init(_ frame: UnsafeMutablePointer<AVFrame>) { self.frame = frame }
+    deinit {
+        var pointer: UnsafeMutablePointer<AVFrame>? = frame
+        av_frame_free(&pointer)
+    }
+}
+
+/// Set from any thread to make FFmpeg's blocking calls give up.
+final class InterruptFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    var isSet: Bool { flag.load(ordering: .acquiring) }
+    func set() { flag.store(true, ordering: .releasing) }
+}
+
+func ffmpegError(_ code: Int32) -> String {
+    var buffer = [CChar](repeating: 0, count: 256)
+    av_strerror(code, &buffer, buffer.count)
+    let message = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return message.prefix(1).lowercased() + message.dropFirst()
+}
+
+extension Duration {
+    var timeIntervalSeconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

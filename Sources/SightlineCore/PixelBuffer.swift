@@ -1,0 +1,108 @@
+/// Pixel layouts Sightline's sources deliver.
+public enum PixelFormat: String, Sendable, Codable, CaseIterable {
+    /// 8-bit luma only.
+    case gray8
+    /// Planar Y, U, V with chroma halved in both directions (I420, FFmpeg yuv420p).
+    case yuv420p
+    /// Y plane then interleaved UV at half resolution (FFmpeg nv12).
+    case nv12
+    /// Packed Y0 U Y1 V, 4:2:2 (FFmpeg yuyv422, V4L2 YUYV).
+    case yuyv
+    case rgb24
+    case bgr24
+
+    public var planeCount: Int {
+        switch self {
+        case .gray8, .yuyv, .rgb24, .bgr24: 1
+        case .nv12: 2
+        case .yuv420p: 3
+        }
+    }
+
+    /// Whether plane 0 holds 8-bit luma that a detector can read in place.
+    public var hasLumaPlane: Bool { self == .gray8 || self == .yuv420p || self == .nv12 }
+
+    /// Bytes per row and rows of each tightly packed plane.
+    public func planeGeometry(width: Int, height: Int) -> [(bytesPerRow: Int, rows: Int)] {
+        let chromaRows = (height + 1) / 2
+        switch self {
+        case .gray8: return [(width, height)]
+        case .yuv420p: return [(width, height), ((width + 1) / 2, chromaRows), ((width + 1) / 2, chromaRows)]
+        case .nv12: return [(width, height), (((width + 1) / 2) * 2, chromaRows)]
+        case .yuyv: return [(((width + 1) / 2) * 4, height)]
+        case .rgb24, .bgr24: return [(width * 3, height)]
+        }
+    }
+}
+
+/// One plane of a pixel buffer: where its first byte is and how far apart rows are.
+public struct Plane: @unchecked Sendable {
+    public let baseAddress: UnsafeRawPointer
+    public let bytesPerRow: Int
+    public let rows: Int
+
+    public init(baseAddress: UnsafeRawPointer, bytesPerRow: Int, rows: Int) {
+        self.baseAddress = baseAddress
+        self.bytesPerRow = bytesPerRow
+        self.rows = rows
+    }
+}
+
+/// An immutable image whose memory is kept alive by `owner` (a decoder's frame, a mapped
+/// device buffer or Swift-allocated bytes). Immutable, so it may cross threads freely.
+public final class PixelBuffer: @unchecked Sendable {
+    public let format: PixelFormat
+    public let width: Int
+    public let height: Int
+    public let planes: [Plane]
+    private let owner: AnyObject?
+
+    /// Wraps memory someone else owns; `owner` is retained for as long as the buffer lives.
+    public init(format: PixelFormat, width: Int, height: Int, planes: [Plane], owner: AnyObject?) {
+        precondition(planes.count == format.planeCount, "\(format) needs \(format.planeCount) planes")
+        self.format = format
+        self.width = width
+        self.height = height
+        self.planes = planes
+        self.owner = owner
+    }
+
+    /// Copies tightly packed planes into memory this buffer owns.
+    public convenience init(format: PixelFormat, width: Int, height: Int, packedPlanes: [[UInt8]]) {
+        let geometry = format.planeGeometry(width: width, height: height)
+        precondition(packedPlanes.count == geometry.count, "\(format) needs \(geometry.count) planes")
+        let storage = OwnedBytes(capacity: geometry.reduce(0) { $0 + $1.bytesPerRow * $1.rows })
+        var planes: [Plane] = []
+        var offset = 0
+        for (bytes, shape) in zip(packedPlanes, geometry) {
+            precondition(bytes.count == shape.bytesPerRow * shape.rows, "plane size does not match \(format) \(width)x\(height)")
+            let base = storage.pointer + offset
+            bytes.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            planes.append(Plane(baseAddress: UnsafeRawPointer(base), bytesPerRow: shape.bytesPerRow, rows: shape.rows))
+            offset += bytes.count
+        }
+        self.init(format: format, width: width, height: height, planes: planes, owner: storage)
+    }
+
+    /// The luma plane, for formats that have one.
+    public var lumaPlane: Plane? { format.hasLumaPlane ? planes[0] : nil }
+
+    /// The bytes of plane `index`, row by row without padding.
+    public func packedBytes(plane index: Int) -> [UInt8] {
+        let plane = planes[index]
+        let rowBytes = format.planeGeometry(width: width, height: height)[index].bytesPerRow
+        var result = [UInt8]()
+        result.reserveCapacity(rowBytes * plane.rows)
+        for row in 0..<plane.rows {
+            let start = plane.baseAddress + row * plane.bytesPerRow
+            result.append(contentsOf: UnsafeRawBufferPointer(start: start, count: rowBytes))
+        }
+        return result
+    }
+}
+
+private final class OwnedBytes {
+    let pointer: UnsafeMutableRawPointer
+    init(capacity: Int) { pointer = .allocate(byteCount: max(capacity, 1), alignment: 64) }
+    deinit { pointer.deallocate() }
+}

@@ -1,0 +1,142 @@
+import CDlib
+import SightlineCore
+
+/// A face as the detector reports it, in pixels of the image it was given. Right and bottom
+/// are inclusive (dlib's convention) and may lie outside the image.
+public struct FaceDetection: Sendable, Hashable {
+    public var left: Int
+    public var top: Int
+    public var right: Int
+    public var bottom: Int
+    public var score: Double
+    public var subDetector: Int
+
+    public init(left: Int, top: Int, right: Int, bottom: Int, score: Double, subDetector: Int) {
+        self.left = left
+        self.top = top
+        self.right = right
+        self.bottom = bottom
+        self.score = score
+        self.subDetector = subDetector
+    }
+
+    public var width: Int { right - left + 1 }
+    public var height: Int { bottom - top + 1 }
+
+    /// The box in normalised coordinates of an image of the given size.
+    public func normalizedBounds(imageWidth: Int, imageHeight: Int) -> NormalizedRect {
+        NormalizedRect(
+            x: Double(left) / Double(imageWidth), y: Double(top) / Double(imageHeight),
+            width: Double(width) / Double(imageWidth), height: Double(height) / Double(imageHeight))
+    }
+}
+
+/// dlib's HOG frontal face detector, reading the luma plane of a frame in place.
+///
+/// Not thread-safe: each instance belongs to one thread or serial queue (in the pipeline,
+/// the detect output's queue).
+public final class FaceDetector {
+    public struct Configuration: Sendable, Equatable {
+        /// How many times the image is doubled before scanning. dlib's HOG finds faces of
+        /// about 80 px and up; each doubling halves that, at about 4x the time.
+        public var upsample: Int = 0
+        /// Added to dlib's decision threshold; negative finds more faces, and more mistakes.
+        public var adjustThreshold: Double = 0
+        /// Detections narrower than this many pixels of the frame are ignored.
+        public var minimumFaceSize: Int = 0
+
+        public init(upsample: Int = 0, adjustThreshold: Double = 0, minimumFaceSize: Int = 0) {
+            self.upsample = upsample
+            self.adjustThreshold = adjustThreshold
+            self.minimumFaceSize = minimumFaceSize
+        }
+
+        public func validated() throws -> Configuration {
+            guard (0...3).contains(upsample) else {
+                throw SightlineError.invalidArgument("upsample must be 0 to 3, not \(upsample)")
+            }
+            guard adjustThreshold.isFinite, (-5...5).contains(adjustThreshold) else {
+                throw SightlineError.invalidArgument("threshold must be between -5 and 5, not \(adjustThreshold)")
+            }
+            guard minimumFaceSize >= 0 else {
+                throw SightlineError.invalidArgument("minimum face size must not be negative")
+            }
+            return self
+        }
+    }
+
+    public let configuration: Configuration
+    private let handle: OpaquePointer
+    private var results = [sl_face_detection](repeating: sl_face_detection(), count: 64)
+
+    public init(configuration: Configuration = Configuration()) throws {
+        self.configuration = try configuration.validated()
+        try Self.checkInstructionSet()
+        var error = [CChar](repeating: 0, count: 256)
+        guard let handle = sl_face_detector_create(&error, error.count) else {
+            throw SightlineError.detector(String(cString: error))
+        }
+        self.handle = handle
+    }
+
+    deinit { sl_face_detector_destroy(handle) }
+
+    /// Detects faces in a frame that has a luma plane (gray8, yuv420p, nv12).
+    public func detect(in pixels: PixelBuffer) throws -> [FaceDetection] {
+        guard let luma = pixels.lumaPlane else {
+            throw SightlineError.detector("frames in \(pixels.format.rawValue) have no luma plane to read")
+        }
+        return try detect(
+            luma: luma.baseAddress, width: pixels.width, height: pixels.height, bytesPerRow: luma.bytesPerRow)
+    }
+
+    /// Detects faces in 8-bit single-channel pixels read in place.
+    public func detect(luma: UnsafeRawPointer, width: Int, height: Int, bytesPerRow: Int) throws -> [FaceDetection] {
+        var error = [CChar](repeating: 0, count: 256)
+        var count: Int32 = 0
+        while true {
+            count = sl_face_detector_detect(
+                handle, luma.assumingMemoryBound(to: UInt8.self), Int32(width), Int32(height), bytesPerRow,
+                Int32(configuration.upsample), configuration.adjustThreshold, &results, Int32(results.count),
+                &error, error.count)
+            guard count >= 0 else { throw SightlineError.detector(String(cString: error)) }
+            if Int(count) <= results.count { break }
+            results = [sl_face_detection](repeating: sl_face_detection(), count: Int(count))  // rare: many faces
+        }
+        return results.prefix(Int(count)).compactMap { raw in
+            let face = FaceDetection(
+                left: raw.left, top: raw.top, right: raw.right, bottom: raw.bottom, score: raw.score,
+                subDetector: Int(raw.sub_detector))
+            return face.width >= configuration.minimumFaceSize ? face : nil
+        }
+    }
+
+    /// The instruction set the detector was compiled for, and what the CPU has.
+    public struct InstructionSet: Sendable, CustomStringConvertible {
+        public let compiledForAVX2: Bool
+        public let cpuHasAVX2: Bool
+        public var description: String { compiledForAVX2 ? "AVX2" : "SSE2" }
+
+        /// A line to log at start-up when the detector runs slower than it could, else nil.
+        public var fallbackNotice: String? {
+            if compiledForAVX2 { return nil }
+            return cpuHasAVX2
+                ? "face detector was built without AVX2 although this CPU has it; rebuild without SIGHTLINE_SIMD=sse2 for about 1.5x the speed"
+                : "this CPU has no AVX2: the face detector runs its SSE2 code, about 1.5x slower"
+        }
+    }
+
+    public static var instructionSet: InstructionSet {
+        InstructionSet(compiledForAVX2: sl_dlib_compiled_simd_level() >= 2, cpuHasAVX2: sl_cpu_supports_avx2() != 0)
+    }
+
+    /// A binary built for AVX2 would die of an illegal instruction on a CPU without it:
+    /// refuse with a clear message instead.
+    static func checkInstructionSet() throws {
+        let set = instructionSet
+        if set.compiledForAVX2 && !set.cpuHasAVX2 {
+            throw SightlineError.detector(
+                "this build uses AVX2 but the CPU lacks it; rebuild with SIGHTLINE_SIMD=sse2 swift build")
+        }
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import SightlineBus
+import SightlineCapture
+import SightlineCore
+import SightlineDetection
+import Synchronization
+
+/// Everything `sightline run` needs to know.
+public struct PipelineConfiguration: Sendable {
+    public var source: String
+    public var sourceID: String = "cam1"
+    public var sourceOptions = MediaFileSource.Options()
+    public var detector = FaceDetector.Configuration()
+    public var publish: Endpoint = .defaultPublish
+    /// Allow binding a tcp address other machines can reach, without authentication.
+    public var allowRemote = false
+    /// Hold the first message until a subscriber is connected, for at most this long.
+    public var waitForSubscriber: Duration?
+    /// How often a `running` status with counters is published.
+    public var statusInterval: Duration = .seconds(5)
+    /// Drop late frames at the detector (the default, like a live camera) or analyse all.
+    public var discardLateFrames = true
+
+    public init(source: String) { self.source = source }
+}
+
+/// capture → detect → publish for one source, as a swift-service-lifecycle service.
+///
+/// `init` opens the source, the detector and the endpoint, so bad input fails before
+/// anything runs. `run()` goes until the source ends or a graceful shutdown (SIGINT,
+/// SIGTERM) arrives, then publishes a final `stopped` status with every counter.
+public final class AnalysisPipeline: Service, Sendable {
+    public let configuration: PipelineConfiguration
+    public let publisher: Publisher
+    private let session: CaptureSession
+    private let analysis: FaceAnalysis
+    private let detectOutput: FrameDataOutput
+    private let logger: Logger
+    private let result = Mutex<PipelineCounters?>(nil)
+
+    public init(configuration: PipelineConfiguration, logger: Logger) throws {
+        guard SourceID.isValid(configuration.sourceID) else {
+            throw SightlineError.invalidArgument(
+                "source ID '\(configuration.sourceID)' must be 1-64 letters, digits, '.', '_' or '-'")
+        }
+        self.configuration = configuration
+        self.logger = logger
+        let detector = try FaceDetector(configuration: configuration.detector)
+        if let notice = FaceDetector.instructionSet.fallbackNotice { logger.warning("\(notice)") }
+        let source = try MediaFileSource(url: configuration.source, options: configuration.sourceOptions)
+        publisher = try Publisher(endpoint: configuration.publish, allowRemote: configuration.allowRemote, logger: logger)
+        analysis = FaceAnalysis(detector: detector, publisher: publisher, sourceID: configuration.sourceID, logger: logger)
+        detectOutput = FrameDataOutput(
+            name: "detect", delegate: analysis, alwaysDiscardsLateFrames: configuration.discardLateFrames)
+        session = CaptureSession(source: source, outputs: [detectOutput], logger: logger)
+    }
+
+    /// What the source delivers.
+    public var input: InputDescription { session.input }
+
+    /// The counters as they stand: frames in, drops by reason, detection time, messages.
+    public var counters: PipelineCounters {
+        var counters = session.counters
+        counters.detection = analysis.timing
+        (counters.messagesPublished, counters.bytesPublished) = publisher.totals
+        return counters
+    }
+
+    /// The final counters, once `run()` has returned.
+    public var finalCounters: PipelineCounters? { result.withLock { $0 } }
+
+    public func run() async throws {
+        let counters = try await runToCompletion()
+        result.withLock { $0 = counters }
+    }
+
+    /// Runs and returns the final counters.
+    public func runToCompletion() async throws -> PipelineCounters {
+        if let wait = configuration.waitForSubscriber {
+            logger.info("waiting for a subscriber", metadata: ["endpoint": "\(publisher.endpoint)"])
+            if await !publisher.waitForSubscriber(timeout: wait) {
+                logger.warning("no subscriber after \(wait); publishing anyway")
+            }
+        }
+        let input = session.input
+        logger.info(
+            "started",
+            metadata: [
+                "source": "\(configuration.sourceID)", "input": "\(input.url)", "size": "\(input.width)x\(input.height)",
+                "fps": "\(input.frameRate.map { String(format: "%.2f", $0) } ?? "?")", "publish": "\(publisher.endpoint)",
+                "simd": "\(FaceDetector.instructionSet)",
+            ])
+        publishStatus(SourceStatus(state: .started, input: input))
+
+        let completion: Result<CaptureSession.Completion, Error>
+        do {
+            let session = self.session
+            completion = .success(
+                try await withGracefulShutdownHandler {
+                    try await withThrowingTaskGroup(of: CaptureSession.Completion?.self) { group in
+                        group.addTask { try await session.run() }
+                        group.addTask { [self] in
+                            while !Task.isCancelled {
+                                try? await Task.sleep(for: configuration.statusInterval)
+                                if Task.isCancelled { break }
+                                publishStatus(SourceStatus(state: .running, counters: counters))
+                            }
+                            return nil
+                        }
+                        let first = try await group.next()!
+                        group.cancelAll()
+                        return first!
+                    }
+                } onGracefulShutdown: {
+                    session.stop()
+                })
+        } catch {
+            completion = .failure(error)
+        }
+
+        await analysis.finish(on: detectOutput)
+        await publisher.flush()
+        let final = counters
+        switch completion {
+        case .success(let how):
+            let reason = how == .endOfSource ? "end of source" : "stopped"
+            publishStatus(SourceStatus(state: .stopped, reason: reason, counters: final))
+            logger.info("stopped", metadata: Self.summary(final).merging(["reason": "\(reason)"]) { $1 })
+        case .failure(let error):
+            publishStatus(SourceStatus(state: .failed, reason: "\(error)", counters: final))
+        }
+        await publisher.flush()
+        return try completion.map { _ in final }.get()
+    }
+
+    private func publishStatus(_ status: SourceStatus) {
+        publisher.publish(
+            Message(
+                kind: .status, source: configuration.sourceID, time: nil, wallTimeNs: WallClock.nowNanoseconds(),
+                status: status))
+    }
+
+    static func summary(_ counters: PipelineCounters) -> Logger.Metadata {
+        var metadata: Logger.Metadata = [
+            "framesIn": "\(counters.framesIn)", "messages": "\(counters.messagesPublished)",
+            "bytes": "\(counters.bytesPublished)",
+        ]
+        for (name, output) in counters.outputs {
+            metadata["\(name).delivered"] = "\(output.delivered)"
+            for (reason, count) in output.dropped { metadata["\(name).dropped.\(reason)"] = "\(count)" }
+        }
+        for (reason, count) in counters.sourceSkipped { metadata["skipped.\(reason)"] = "\(count)" }
+        if let detection = counters.detection {
+            metadata["detectMs.mean"] = "\(String(format: "%.2f", detection.meanMs))"
+        }
+        return metadata
+    }
+}

@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+import Logging
+import SightlineBus
+import SightlineCapture
+import SightlineCore
+import SightlineDetection
+import SightlinePipeline
+import SightlineSamples
+
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure the detector, the whole pipeline and its latency on the sample media.",
+        discussion: """
+            Run a release build: swift run -c release sightline bench
+            For each clip it prints, measured in the same run:
+              detector   dlib HOG alone on decoded frames held in memory (ms/frame, frames/s)
+              pipeline   decode + detect + publish as fast as possible, every frame analysed,
+                         and its throughput as a ratio of the detector's
+              latency    capture-to-publish in real-time mode (p50/p99), against detector time + 5 ms
+            """)
+
+    @Option(help: "Clips to measure (default: the two bundled samples).")
+    var source: [String] = []
+
+    @Option(help: "Frames per measurement.")
+    var frames = 300
+
+    @Option(help: "Upsampling for the detector.")
+    var upsample = 0
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        var logger = global.makeLogger()
+        logger.logLevel = min(logger.logLevel, .warning)  // keep the run's own lines out of the table
+        let clips = source.isEmpty ? [SampleMedia.faces640x480.path, SampleMedia.faces1280x720.path] : source
+        let detectorConfiguration = FaceDetector.Configuration(upsample: upsample)
+        Swift.print("sightline bench: dlib HOG upsample \(upsample), \(FaceDetector.instructionSet), \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        for (index, clip) in clips.enumerated() {
+            let frames = try decodeFrames(clip)
+            let detector = try FaceDetector(configuration: detectorConfiguration)
+            _ = try detector.detect(in: frames[0].pixels)  // warm-up
+            let started = ContinuousClock.now
+            var faces = 0
+            for frame in frames { faces += try detector.detect(in: frame.pixels).count }
+            let detectorMs = milliseconds(ContinuousClock.now - started) / Double(frames.count)
+            let size = "\(frames[0].pixels.width)x\(frames[0].pixels.height)"
+            Swift.print(String(format: "%@ detector  %6.2f ms/frame  %6.1f frames/s  (%d frames, %d faces)", size, detectorMs, 1000 / detectorMs, frames.count, faces))
+
+            var configuration = PipelineConfiguration(source: clip)
+            configuration.detector = detectorConfiguration
+            configuration.discardLateFrames = false
+            configuration.publish = try Endpoint("inproc://bench-\(index)-fast")
+            let fast = try AnalysisPipeline(configuration: configuration, logger: logger)
+            let pipelineStarted = ContinuousClock.now
+            let counters = try await fast.runToCompletion()
+            let fps = Double(counters.framesIn) / (milliseconds(ContinuousClock.now - pipelineStarted) / 1000)
+            Swift.print(String(format: "%@ pipeline  %6.1f frames/s  = %.2f x detector  (%d frames, %d messages)", size, fps, fps * detectorMs / 1000, counters.framesIn, counters.messagesPublished))
+
+            configuration.discardLateFrames = true
+            configuration.sourceOptions = MediaFileSource.Options(realtime: true)
+            configuration.publish = try Endpoint("inproc://bench-\(index)-live")
+            let live = try AnalysisPipeline(configuration: configuration, logger: logger)
+            live.publisher.recordLatencies()
+            let liveCounters = try await live.runToCompletion()
+            let latencies = live.publisher.latenciesMs.sorted()
+            guard !latencies.isEmpty else { continue }
+            let p50 = latencies[latencies.count / 2], p99 = latencies[min(latencies.count - 1, latencies.count * 99 / 100)]
+            let dropped = liveCounters.outputs["detect"]?.droppedTotal ?? 0
+            Swift.print(String(format: "%@ latency   p50 %5.2f ms  p99 %5.2f ms  budget %5.2f ms (detector + 5)  (%d messages, %d late drops)", size, p50, p99, detectorMs + 5, latencies.count, dropped))
+        }
+    }
+
+    private func decodeFrames(_ clip: String) throws -> [VideoFrame] {
+        let source = try MediaFileSource(url: clip)
+        var result: [VideoFrame] = []
+        while result.count < frames {
+            switch try source.read() {
+            case .frame(let frame): result.append(frame)
+            case .skipped: continue
+            case .end: return result
+            }
+        }
+        return result
+    }
+}
+
+func milliseconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+}

@@ -1,0 +1,84 @@
+import ArgumentParser
+import Foundation
+import SightlineBus
+import SightlineCore
+
+struct EventsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "events",
+        abstract: "Subscribe and print one JSON object per line.",
+        discussion: """
+            Examples:
+              sightline events
+              sightline events --kind events --source-id cam1
+              sightline events --connect tcp://127.0.0.1:5560 --count 10
+            """)
+
+    @Option(help: "Endpoint to connect to; repeat for several.")
+    var connect: [String] = [Endpoint.defaultPublish.string]
+
+    @Option(help: "Kinds to print, comma-separated: faces, events, status. Default: all.")
+    var kind: String?
+
+    @Option(help: "Only this source.")
+    var sourceID: String?
+
+    @Option(help: "Exit after this many messages.")
+    var count: Int?
+
+    @Option(help: "Exit after this many seconds without a message.")
+    var idleTimeout: Double?
+
+    @Flag(help: "Exit when the source publishes its final status (stopped or failed).")
+    var untilStopped = false
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let logger = global.makeLogger()
+        let kinds = try parseKinds()
+        if let sourceID, !SourceID.isValid(sourceID) {
+            throw ValidationError("--source-id '\(sourceID)' must be 1-64 letters, digits, '.', '_' or '-'")
+        }
+        let endpoints = try connect.map(Endpoint.init)
+        let subscriber = try Subscriber(
+            endpoints: endpoints, topics: Subscriber.topics(kinds: subscribedKinds(kinds), source: sourceID))
+        var printed = 0
+        var idleSince = ContinuousClock.now
+        var reportedRejects = 0
+        while count.map({ printed < $0 }) ?? true {
+            guard let received = try subscriber.receive(timeout: .milliseconds(100)) else {
+                if let idleTimeout, ContinuousClock.now - idleSince > .milliseconds(Int(idleTimeout * 1000)) { break }
+                continue
+            }
+            idleSince = .now
+            let statusOnly = !kinds.isEmpty && !kinds.contains(.status) && received.message.kind == .status
+            if !statusOnly {
+                printLine(received.json)
+                printed += 1
+            }
+            let rejects = subscriber.rejected.values.reduce(0, +)
+            if rejects > reportedRejects {
+                logger.warning("dropped malformed messages", metadata: ["count": "\(rejects)"])
+                reportedRejects = rejects
+            }
+            if untilStopped, let state = received.message.status?.state, state == .stopped || state == .failed { break }
+        }
+    }
+
+    /// --until-stopped needs the status messages even when they are not printed.
+    private func subscribedKinds(_ kinds: [MessageKind]) -> [MessageKind] {
+        if kinds.isEmpty { return MessageKind.allCases }
+        return untilStopped && !kinds.contains(.status) ? kinds + [.status] : kinds
+    }
+
+    private func parseKinds() throws -> [MessageKind] {
+        guard let kind else { return [] }
+        return try kind.split(separator: ",").map {
+            guard let parsed = MessageKind(rawValue: $0.trimmingCharacters(in: .whitespaces)) else {
+                throw ValidationError("unknown --kind '\($0)'; expected \(MessageKind.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return parsed
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ServiceLifecycle
+import SightlineBus
+import SightlineCapture
+import SightlineCore
+import SightlineDetection
+import SightlinePipeline
+import SightlineSamples
+
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Capture, detect faces and publish events until the source ends or SIGINT/SIGTERM.",
+        discussion: """
+            Examples:
+              sightline run --realtime --print
+              sightline run --source rtsp://camera.local/stream --source-id door
+              sightline run --source clip.mp4 --publish ipc:///tmp/sightline.sock
+            """)
+
+    @Option(help: "A media file or a URL FFmpeg opens (rtsp://, http://). Default: the bundled sample.")
+    var source: String?
+
+    @Option(help: "Names this source in topics and messages.")
+    var sourceID = "cam1"
+
+    @Option(help: "Where to publish (tcp://HOST:PORT, ipc://PATH). Loopback unless --insecure.")
+    var publish = Endpoint.defaultPublish.string
+
+    @Flag(help: "Allow binding a network address without authentication.")
+    var insecure = false
+
+    @Flag(help: "Pace a file to its timestamps, like a live camera.")
+    var realtime = false
+
+    @Flag(help: "Start the file again at its end.")
+    var loop = false
+
+    @Option(help: "Double the image this many times before detecting (0-3): finds faces half the size, 4x slower.")
+    var upsample = 0
+
+    @Option(help: "Added to the detector's threshold; negative finds more faces (and more mistakes).")
+    var threshold = 0.0
+
+    @Option(help: "Ignore faces narrower than this many pixels.")
+    var minFaceSize = 0
+
+    @Flag(help: "Analyse every frame instead of dropping late ones.")
+    var everyFrame = false
+
+    @Option(help: "Wait up to this many seconds for a subscriber before the first message.")
+    var waitForSubscriber: Double?
+
+    @Option(help: "Seconds between status messages with counters.")
+    var statusInterval = 5.0
+
+    @Flag(help: "Also print every published message as a JSON line on stdout.")
+    var print = false
+
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        guard statusInterval > 0 else { throw ValidationError("--status-interval must be positive") }
+        if let wait = waitForSubscriber, wait < 0 { throw ValidationError("--wait-for-subscriber must not be negative") }
+    }
+
+    func run() async throws {
+        let logger = global.makeLogger()
+        var configuration = PipelineConfiguration(source: source ?? SampleMedia.faces640x480.path)
+        configuration.sourceID = sourceID
+        configuration.sourceOptions = MediaFileSource.Options(realtime: realtime, loop: loop)
+        configuration.detector = FaceDetector.Configuration(
+            upsample: upsample, adjustThreshold: threshold, minimumFaceSize: minFaceSize)
+        configuration.publish = try Endpoint(publish)
+        configuration.allowRemote = insecure
+        configuration.waitForSubscriber = waitForSubscriber.map { .milliseconds(Int($0 * 1000)) }
+        configuration.statusInterval = .milliseconds(Int(statusInterval * 1000))
+        configuration.discardLateFrames = !everyFrame
+
+        let pipeline = try AnalysisPipeline(configuration: configuration, logger: logger)
+        var services: [any Service] = [pipeline]
+        if print {
+            // The printer subscribes to the real endpoint, as any client would.
+            services.append(try EventPrinter(endpoint: pipeline.publisher.endpoint, sourceID: sourceID))
+            _ = await pipeline.publisher.waitForSubscriber(timeout: .seconds(2))
+        }
+        let group = ServiceGroup(
+            configuration: .init(
+                services: services.map {
+                    ServiceGroupConfiguration.ServiceConfiguration(service: $0, successTerminationBehavior: .gracefullyShutdownGroup)
+                },
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
+        try await group.run()
+        if let counters = pipeline.finalCounters, counters.framesIn == 0 {
+            throw SightlineError.sourceFailed(source: configuration.source, reason: "no frame could be decoded")
+        }
+    }
+}
+
+/// Prints what a subscriber receives, for `run --print`.
+final class EventPrinter: Service, @unchecked Sendable {
+    private let subscriber: Subscriber
+
+    init(endpoint: Endpoint, sourceID: String) throws {
+        subscriber = try Subscriber(endpoints: [endpoint], topics: Subscriber.topics(kinds: MessageKind.allCases, source: sourceID))
+    }
+
+    /// Prints until the pipeline's final status; after a shutdown request, also stops
+    /// once nothing has arrived for two seconds.
+    func run() async throws {
+        var idleSince = ContinuousClock.now
+        while true {
+            guard let received = try subscriber.receive(timeout: .milliseconds(50)) else {
+                if Task.isShuttingDownGracefully && ContinuousClock.now - idleSince > .seconds(2) { return }
+                await Task.yield()
+                continue
+            }
+            idleSince = .now
+            printLine(received.json)
+            if let state = received.message.status?.state, state == .stopped || state == .failed { return }
+        }
+    }
+}
+
+func printLine(_ json: [UInt8]) {
+    FileHandle.standardOutput.write(Data(json + [UInt8(ascii: "\n")]))
+}

@@ -1,0 +1,29 @@
+import ArgumentParser
+import Logging
+
+@main
+struct Sightline: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sightline",
+        abstract: "Real-time video analytics: faces from cameras, files and streams, published over ZeroMQ.",
+        subcommands: [RunCommand.self, EventsCommand.self, BenchCommand.self])
+}
+
+/// Options every command shares.
+struct GlobalOptions: ParsableArguments {
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .info
+
+    /// Logs go to stderr, so stdout stays for data (JSON lines).
+    func makeLogger() -> Logger {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        return Logger(label: "sightline")
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}

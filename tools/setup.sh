@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what Sightline needs on Debian 12, idempotently: the C libraries it links,
+# the tools its tests use as independent readers, and the Python client's pyzmq.
+# Safe to run again; it installs only what is missing.
+set -euo pipefail
+
+packages=(
+  pkg-config
+  libzmq3-dev                                                   # ZeroMQ
+  libavformat-dev libavcodec-dev libswscale-dev libavutil-dev   # FFmpeg
+  libv4l-dev v4l-utils                                          # cameras
+  libdlib-dev liblapack-dev libblas-dev                         # dlib (links LAPACK/BLAS)
+  ffmpeg libimage-exiftool-perl mediainfo                       # independent readers in tests
+  python3 python3-zmq                                           # the example client
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The python3 first on PATH may not be Debian's (pyenv, a venv): give it pyzmq too.
+if ! python3 -c "import zmq" 2>/dev/null; then
+  echo "setup: installing pyzmq for $(command -v python3)" >&2
+  python3 -m pip install --quiet pyzmq
+fi
+
+command -v swift >/dev/null || { echo "setup: swift is not on PATH; install Swift 6 for Linux first" >&2; exit 1; }
+echo "setup: ready" >&2
