@@ -77,6 +77,9 @@ public final class MediaFileSource: FrameSource {
     /// Opens the container and the best video stream's decoder; on failure, frees what it
     /// opened and throws one line that says why.
     private static func open(url: String, interrupt: InterruptFlag, timeout: Duration) throws -> Opened {
+        // FFmpeg would print every bitstream complaint on stderr; the capture session
+        // reports skipped frames itself, counted and rate-limited.
+        av_log_set_level(AV_LOG_FATAL)
         var context = avformat_alloc_context()
         context!.pointee.interrupt_callback = AVIOInterruptCB(
             callback: { opaque in

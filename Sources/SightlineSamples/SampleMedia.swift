@@ -1,7 +1,7 @@
 import Foundation
 
 /// The clips that ship with Sightline, built by tools/make-media.sh from photos in PyPI
-/// packages (see that script for sources and licences). A pan across five real faces.
+/// packages (see that script for sources and licences). A pan across four real faces.
 public enum SampleMedia {
     /// 640x480, 30 fps, 300 frames (10 s), H.264.
     public static var faces640x480: URL { url("faces_640x480.mp4") }

@@ -1,0 +1,146 @@
+import Foundation
+import Logging
+import SightlineCapture
+import SightlineCore
+import SightlineSamples
+import Synchronization
+import Testing
+
+let logger = Logger(label: "test")
+
+/// Records what it is given, taking `delay` over each frame: a deliberately slow output.
+final class RecordingDelegate: FrameDataOutputDelegate {
+    let delay: Duration
+    let received = Mutex<[Int]>([])
+    init(delay: Duration = .zero) { self.delay = delay }
+    func frameDataOutput(_ output: FrameDataOutput, didOutput frame: VideoFrame) {
+        if delay > .zero { Thread.sleep(forTimeInterval: Double(delay.components.attoseconds) / 1e18) }
+        received.withLock { $0.append(frame.index) }
+    }
+}
+
+@Suite struct MediaFileSourceTests {
+    @Test func decodesEveryFrameWithItsTime() throws {
+        let source = try MediaFileSource(url: SampleMedia.faces640x480.path)
+        #expect(source.input.width == 640 && source.input.height == 480)
+        #expect(source.input.frameRate == 30)
+        var times: [MediaTime] = []
+        while case .frame(let frame) = try source.read() {
+            #expect(frame.pixels.format == .yuv420p)
+            #expect(frame.index == times.count)
+            times.append(frame.time)
+        }
+        #expect(times.count == 300)
+        #expect(times.enumerated().allSatisfy { $0.element == MediaTime(value: Int64($0.offset), timescale: 30) })
+    }
+
+    @Test func loopsWithIncreasingTimes() throws {
+        let source = try MediaFileSource(url: SampleMedia.faces640x480.path, options: .init(loop: true))
+        var last = MediaTime(value: -1, timescale: 1)
+        for n in 0..<330 {
+            guard case .frame(let frame) = try source.read() else { Issue.record("ended at \(n)"); return }
+            #expect(frame.time > last)
+            last = frame.time
+        }
+        #expect(last == MediaTime(value: 329, timescale: 30))
+    }
+
+    @Test func pacesToRealTime() throws {
+        let source = try MediaFileSource(url: SampleMedia.faces640x480.path, options: .init(realtime: true))
+        let clock = ContinuousClock(), start = clock.now
+        for _ in 0..<16 { _ = try source.read() }
+        let elapsed = clock.now - start
+        #expect(elapsed >= .milliseconds(490))  // frame 15 is due 0.5 s after frame 0
+    }
+
+    @Test func skipsCorruptFramesAndGoesOn() throws {
+        let copy = try corruptedCopyOfSample()
+        let source = try MediaFileSource(url: copy.path)
+        var frames = 0, skipped = 0
+        loop: while true {
+            switch try source.read() {
+            case .frame: frames += 1
+            case .skipped: skipped += 1
+            case .end: break loop
+            }
+        }
+        #expect(skipped > 0)
+        #expect(frames > 200)  // the frames after the damage still decode
+    }
+
+    @Test func explainsWhyASourceCannotOpen() throws {
+        #expect(throws: SightlineError.sourceUnavailable(source: "/no/such.mp4", reason: "no such file")) {
+            try MediaFileSource(url: "/no/such.mp4")
+        }
+        let garbage = FileManager.default.temporaryDirectory.appendingPathComponent("garbage-\(UUID()).mp4")
+        try Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7919) }).write(to: garbage)
+        defer { try? FileManager.default.removeItem(at: garbage) }
+        #expect(throws: SightlineError.self) { try MediaFileSource(url: garbage.path) }
+        #expect(throws: SightlineError.self) { try MediaFileSource(url: "rtsp://127.0.0.1:1/nothing") }
+    }
+}
+
+/// The sample with a run of bytes in the middle of the media data overwritten.
+func corruptedCopyOfSample() throws -> URL {
+    var bytes = try Data(contentsOf: SampleMedia.faces640x480)
+    let middle = bytes.count / 2
+    for i in middle..<(middle + 6000) { bytes[i] = UInt8(truncatingIfNeeded: i &* 31) }
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("corrupt-\(UUID()).mp4")
+    try bytes.write(to: url)
+    return url
+}
+
+@Suite struct CaptureSessionTests {
+    /// A slow output on a fast source: it sees the newest frames, every other frame is
+    /// counted as late, and capture is not held up.
+    @Test func slowOutputGetsNewestFramesAndDropsAreCounted() async throws {
+        let slow = RecordingDelegate(delay: .milliseconds(20))
+        let fast = RecordingDelegate()
+        let slowOutput = FrameDataOutput(name: "slow", delegate: slow)
+        let everyFrame = FrameDataOutput(name: "all", delegate: fast, alwaysDiscardsLateFrames: false)
+        let session = CaptureSession(
+            source: try MediaFileSource(url: SampleMedia.faces640x480.path), outputs: [slowOutput, everyFrame], logger: logger)
+        #expect(try await session.run() == .endOfSource)
+
+        let counters = session.counters
+        #expect(counters.framesIn == 300)
+        let slowCounters = counters.outputs["slow"]!
+        #expect(slowCounters.delivered + slowCounters.dropped["late", default: 0] == 300)
+        #expect(slowCounters.dropped["late", default: 0] > 100)
+        let seen = slow.received.withLock { $0 }
+        #expect(seen.count == slowCounters.delivered)
+        #expect(seen == seen.sorted() && Set(seen).count == seen.count)
+        #expect(seen.last == 299)  // the newest frame is delivered at the end
+        #expect(slowOutput.maxBacklog <= 1)
+
+        #expect(counters.outputs["all"] == OutputCounters(delivered: 300))
+        #expect(fast.received.withLock { $0 } == Array(0..<300))
+    }
+
+    @Test func stopDropsWaitingFramesAsShutdown() async throws {
+        let slow = RecordingDelegate(delay: .milliseconds(30))
+        let output = FrameDataOutput(name: "slow", delegate: slow, alwaysDiscardsLateFrames: false)
+        let session = CaptureSession(
+            source: try MediaFileSource(url: SampleMedia.faces640x480.path, options: .init(loop: true)), outputs: [output],
+            logger: logger)
+        Task {
+            try await Task.sleep(for: .milliseconds(300))
+            session.stop()
+        }
+        #expect(try await session.run() == .stopped)
+        let counters = session.counters
+        let out = counters.outputs["slow"]!
+        #expect(out.delivered + out.droppedTotal == counters.framesIn)
+        #expect(out.dropped["shutdown", default: 0] > 0)
+    }
+
+    @Test func countsCorruptFramesAndRunsToTheEnd() async throws {
+        let copy = try corruptedCopyOfSample()
+        defer { try? FileManager.default.removeItem(at: copy) }
+        let output = FrameDataOutput(name: "all", delegate: RecordingDelegate(), alwaysDiscardsLateFrames: false)
+        let session = CaptureSession(source: try MediaFileSource(url: copy.path), outputs: [output], logger: logger)
+        #expect(try await session.run() == .endOfSource)
+        #expect(session.counters.sourceSkipped["corrupt", default: 0] > 0)
+        #expect(session.counters.framesIn > 200)
+    }
+}
