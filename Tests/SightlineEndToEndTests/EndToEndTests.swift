@@ -1,0 +1,206 @@
+import Foundation
+import Logging
+import SightlineBus
+import SightlineCore
+import SightlinePipeline
+import SightlineSamples
+import Synchronization
+import Testing
+
+let logger = Logger(label: "test")
+
+func freePort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+@Suite struct PipelineTests {
+    /// A subscriber on tcp loopback receives the whole run: started, a faces message per
+    /// analysed frame with faces, enter/leave pairs, one empty faces message per exit of
+    /// the last face, and a stopped status whose counters account for every frame.
+    @Test func subscriberReceivesTheRunEndToEnd() async throws {
+        let endpoint = try Endpoint("tcp://127.0.0.1:\(freePort())")
+        var configuration = PipelineConfiguration(source: SampleMedia.faces640x480.path)
+        configuration.sourceID = "e2e"
+        configuration.publish = endpoint
+        configuration.discardLateFrames = false  // analyse every frame: the run is deterministic
+        configuration.waitForSubscriber = .seconds(5)
+        let pipeline = try AnalysisPipeline(configuration: configuration, logger: logger)
+        let subscriber = try Subscriber(endpoints: [endpoint], topics: Subscriber.topics(kinds: MessageKind.allCases, source: "e2e"))
+        let counters = try await pipeline.runToCompletion()
+
+        var messages: [Message] = []
+        while let received = try subscriber.receive(timeout: .milliseconds(500)) { messages.append(received.message) }
+        #expect(subscriber.rejected.isEmpty)
+        let byKind = Dictionary(grouping: messages, by: \.kind)
+        #expect(byKind[.status]?.first?.status?.state == .started)
+        #expect(byKind[.status]?.first?.status?.input?.width == 640)
+        let stopped = try #require(messages.last?.status)
+        #expect(stopped.state == .stopped && stopped.reason == "end of source")
+        #expect(stopped.counters == counters)
+
+        // Every frame analysed; every sequence gap-free.
+        #expect(counters.framesIn == 300)
+        #expect(counters.outputs["detect"] == OutputCounters(delivered: 300))
+        #expect(counters.detection?.count == 300)
+        for (_, list) in byKind { #expect(list.map(\.seq) == Array(0..<UInt64(list.count))) }
+        // The final status counts every message sent before it.
+        #expect(counters.messagesPublished == messages.count - 1)
+
+        let faces = byKind[.faces]!
+        let withFaces = faces.filter { !$0.faces!.isEmpty }
+        #expect(withFaces.count == 294)  // frames where dlib finds a face (Golden/…jsonl, ups0 thr0)
+        #expect(faces.allSatisfy { $0.time != nil && $0.wallTimeNs > 0 })
+        #expect(withFaces.allSatisfy { message in message.faces!.allSatisfy { $0.time == message.time } })
+
+        let events = byKind[.events]!.map(\.event!)
+        let entered = events.filter { $0.change == .enter }.map(\.id)
+        let left = events.filter { $0.change == .leave }.map(\.id)
+        #expect(entered == [1, 2, 3, 4])
+        #expect(Set(left) == Set(entered))
+        // Every face object in the stream carries an ID that entered before.
+        let ids = Set(withFaces.flatMap { $0.faces!.map(\.faceID) })
+        #expect(ids == Set(entered))
+        // Boxes are normalised to the frame.
+        for face in withFaces.flatMap(\.faces!) {
+            #expect(face.bounds.width > 0.1 && face.bounds.width < 0.5)
+            #expect(face.bounds.x > -0.2 && face.bounds.x < 1)
+        }
+    }
+
+    @Test func failsFastOnBadInput() throws {
+        var configuration = PipelineConfiguration(source: "/no/such/file.mp4")
+        configuration.publish = try Endpoint("inproc://bad-input")
+        #expect(throws: SightlineError.sourceUnavailable(source: "/no/such/file.mp4", reason: "no such file")) {
+            try AnalysisPipeline(configuration: configuration, logger: logger)
+        }
+        configuration.source = SampleMedia.faces640x480.path
+        configuration.sourceID = "a/b"
+        #expect(throws: SightlineError.self) { try AnalysisPipeline(configuration: configuration, logger: logger) }
+    }
+}
+
+/// The `sightline` executable run as a user would: one clear line on stderr and a
+/// non-zero exit for each kind of bad input, never a crash or a stack trace.
+@Suite struct CommandLineTests {
+    static var executable: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("sightline")
+    }
+
+    struct Outcome {
+        var status: Int32
+        var stdout: String
+        var stderrLines: [String]
+    }
+
+    func sightline(_ arguments: [String], timeout: TimeInterval = 30) throws -> Outcome {
+        let process = Process()
+        var url = Self.executable
+        // In `swift test` the test runner's argv[0] is the xctest bundle or swift-testing helper.
+        if !FileManager.default.isExecutableFile(atPath: url.path) {
+            url = Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("sightline")
+        }
+        process.executableURL = url
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Read both pipes while the process runs, or a full pipe would stall it.
+        let stdoutData = Collected(), stderrData = Collected()
+        let readers = DispatchGroup()
+        for (pipe, sink) in [(out, stdoutData), (err, stderrData)] {
+            DispatchQueue.global().async(group: readers) {
+                let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                sink.data.withLock { $0 = data }
+            }
+        }
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        if process.isRunning {
+            Issue.record("sightline \(arguments) still running after \(timeout) s")
+            kill(process.processIdentifier, SIGKILL)
+        }
+        process.waitUntilExit()
+        readers.wait()
+        let stderr = String(decoding: stderrData.data.withLock { $0 }, as: UTF8.self)
+        return Outcome(
+            status: process.terminationStatus,
+            stdout: String(decoding: stdoutData.data.withLock { $0 }, as: UTF8.self),
+            stderrLines: stderr.split(separator: "\n").map(String.init).filter { !$0.isEmpty })
+    }
+
+    func expectOneLineError(_ arguments: [String], mentioning text: String) throws {
+        let outcome = try sightline(arguments)
+        #expect(outcome.status != 0, "\(arguments)")
+        #expect(outcome.status != 6 && outcome.status < 128, "crashed: \(arguments)")  // SIGABRT, signals
+        let errors = outcome.stderrLines.filter { $0.hasPrefix("Error:") }
+        #expect(errors.count == 1, "\(arguments): \(outcome.stderrLines)")
+        #expect(errors.first?.contains(text) == true, "\(arguments): \(outcome.stderrLines)")
+        #expect(!outcome.stderrLines.contains { $0.contains("Fatal error") || $0.contains("Stack dump") })
+    }
+
+    @Test func missingFile() throws {
+        try expectOneLineError(["run", "--source", "/no/such/file.mp4"], mentioning: "cannot open /no/such/file.mp4: no such file")
+    }
+
+    @Test func corruptVideo() throws {
+        let garbage = FileManager.default.temporaryDirectory.appendingPathComponent("garbage-\(UUID()).mp4")
+        try Data((0..<65536).map { UInt8(truncatingIfNeeded: $0 &* 7919 >> 3) }).write(to: garbage)
+        defer { try? FileManager.default.removeItem(at: garbage) }
+        try expectOneLineError(["run", "--source", garbage.path], mentioning: "cannot open \(garbage.path)")
+    }
+
+    @Test func unreachableURL() throws {
+        try expectOneLineError(["run", "--source", "rtsp://127.0.0.1:\(freePort())/live"], mentioning: "cannot open rtsp://")
+    }
+
+    @Test func endpointInUse() throws {
+        let endpoint = "tcp://127.0.0.1:\(freePort())"
+        let holder = try Publisher(endpoint: try Endpoint(endpoint), logger: logger)
+        try expectOneLineError(["run", "--publish", endpoint], mentioning: "already in use")
+        _ = holder
+    }
+
+    @Test(arguments: [
+        (["run", "--publish", "nonsense"], "invalid endpoint 'nonsense'"),
+        (["run", "--publish", "tcp://127.0.0.1:99999"], "invalid endpoint"),
+        (["run", "--publish", "tcp://0.0.0.0:5999"], "--insecure"),
+        (["events", "--connect", "udp://x"], "invalid endpoint"),
+        (["run", "--upsample", "9"], "upsample must be 0 to 3"),
+        (["run", "--upsample", "many"], "--upsample"),
+        (["run", "--threshold", "nan"], "threshold"),
+        (["run", "--source-id", "a/b"], "source ID 'a/b'"),
+        (["run", "--status-interval", "0"], "--status-interval"),
+        (["events", "--kind", "fish"], "unknown --kind 'fish'"),
+    ])
+    func badOptions(arguments: [String], text: String) throws {
+        try expectOneLineError(arguments, mentioning: text)
+    }
+
+    /// The main command on the bundled sample, printing what it publishes.
+    @Test func runPrintsItsEvents() throws {
+        let outcome = try sightline(["run", "--print", "--every-frame", "--publish", "tcp://127.0.0.1:\(freePort())"], timeout: 60)
+        #expect(outcome.status == 0, "\(outcome.stderrLines)")
+        let lines = outcome.stdout.split(separator: "\n")
+        let messages = try lines.map { try JSONDecoder().decode(Message.self, from: Data($0.utf8)) }
+        #expect(messages.first?.status?.state == .started)
+        #expect(messages.last?.status?.state == .stopped)
+        #expect(messages.filter { $0.event?.change == .enter }.count == 4)
+        #expect(messages.filter { $0.kind == .faces && !$0.faces!.isEmpty }.count == 294)
+    }
+}
+
+final class Collected: Sendable {
+    let data = Mutex(Data())
+}
