@@ -53,6 +53,7 @@ let package = Package(
             name: "SightlineBus",
             dependencies: ["SightlineCore", "CZMQ", .product(name: "Logging", package: "swift-log")]),
         .target(name: "SightlineSamples", resources: [.copy("Media")]),
+        .target(name: "SightlineTesting"),
         .target(
             name: "SightlinePipeline",
             dependencies: [
@@ -76,10 +77,10 @@ let package = Package(
             name: "SightlineDetectionTests",
             dependencies: ["SightlineDetection", "SightlineCapture", "SightlineSamples"],
             resources: [.copy("Golden")]),
-        .testTarget(name: "SightlineBusTests", dependencies: ["SightlineBus"]),
+        .testTarget(name: "SightlineBusTests", dependencies: ["SightlineBus", "SightlineTesting"]),
         .testTarget(
             name: "SightlineEndToEndTests",
-            dependencies: ["SightlinePipeline", "SightlineBus", "SightlineSamples"]),
+            dependencies: ["SightlinePipeline", "SightlineBus", "SightlineSamples", "SightlineTesting"]),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

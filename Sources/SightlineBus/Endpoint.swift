@@ -12,9 +12,11 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
     public static let defaultPublish = try! Endpoint("tcp://127.0.0.1:5560")
 
     public init(_ string: String) throws {
-        guard let range = string.range(of: "://"), let transport = Transport(rawValue: String(string[..<range.lowerBound]))
+        guard let range = string.range(of: "://"),
+            let transport = Transport(rawValue: String(string[..<range.lowerBound]))
         else {
-            throw SightlineError.invalidEndpoint(string, reason: "expected tcp://HOST:PORT, ipc://PATH or inproc://NAME")
+            throw SightlineError.invalidEndpoint(
+                string, reason: "expected tcp://HOST:PORT, ipc://PATH or inproc://NAME")
         }
         let address = String(string[range.upperBound...])
         guard !address.isEmpty else { throw SightlineError.invalidEndpoint(string, reason: "the address is empty") }
@@ -22,7 +24,8 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
             guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
                 (1...65535).contains(port), colon != address.startIndex
             else {
-                throw SightlineError.invalidEndpoint(string, reason: "tcp endpoints need HOST:PORT with a port from 1 to 65535")
+                throw SightlineError.invalidEndpoint(
+                    string, reason: "tcp endpoints need HOST:PORT with a port from 1 to 65535")
             }
         }
         self.transport = transport

@@ -19,7 +19,8 @@ public enum MessageDecodingError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .malformed(let reason): "malformed message: \(reason)"
-        case .unsupportedVersion(let version): "unsupported protocol version \(version) (this build speaks \(Message.protocolVersion))"
+        case .unsupportedVersion(let version):
+            "unsupported protocol version \(version) (this build speaks \(Message.protocolVersion))"
         }
     }
 }
@@ -49,7 +50,8 @@ public final class Subscriber {
         let deadline = ContinuousClock.now + timeout
         while true {
             let remaining = deadline - ContinuousClock.now
-            let milliseconds = Int32(max(0, remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000))
+            let milliseconds = Int32(
+                max(0, remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000))
             guard let frames = try socket.receive(timeoutMs: milliseconds) else { return nil }
             switch Self.decode(frames, using: decoder) {
             case .success(let message): return message
@@ -85,6 +87,7 @@ public final class Subscriber {
             return .failure(.malformed("topic and message disagree"))
         }
         return .success(
-            ReceivedMessage(topic: topic, message: message, json: frames[1], payload: frames.count == 3 ? frames[2] : nil))
+            ReceivedMessage(
+                topic: topic, message: message, json: frames[1], payload: frames.count == 3 ? frames[2] : nil))
     }
 }

@@ -124,7 +124,8 @@ public final class MediaFileSource: FrameSource {
         let input = InputDescription(
             url: url, width: Int(decoder.pointee.width), height: Int(decoder.pointee.height),
             pixelFormat: pixelFormatName, frameRate: frameRate)
-        return Opened(format: format, decoder: decoder, streamIndex: index, timeBase: stream.pointee.time_base, input: input)
+        return Opened(
+            format: format, decoder: decoder, streamIndex: index, timeBase: stream.pointee.time_base, input: input)
     }
 
     deinit {
@@ -182,7 +183,9 @@ public final class MediaFileSource: FrameSource {
         firstPts = nil
         draining = false
         let seek = av_seek_frame(format, streamIndex, 0, AVSEEK_FLAG_BACKWARD)
-        guard seek >= 0 else { throw SightlineError.sourceFailed(source: url, reason: "cannot loop: \(ffmpegError(seek))") }
+        guard seek >= 0 else {
+            throw SightlineError.sourceFailed(source: url, reason: "cannot loop: \(ffmpegError(seek))")
+        }
         avcodec_flush_buffers(decoder)
     }
 
@@ -230,7 +233,8 @@ public final class MediaFileSource: FrameSource {
 
     private func pixelBuffer(for owned: DecodedFrame) throws -> PixelBuffer {
         let frame = owned.frame
-        let width = Int(frame.pointee.width), height = Int(frame.pointee.height)
+        let width = Int(frame.pointee.width)
+        let height = Int(frame.pointee.height)
         let layout: PixelFormat? =
             switch AVPixelFormat(frame.pointee.format) {
             case AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P: .yuv420p
@@ -245,12 +249,14 @@ public final class MediaFileSource: FrameSource {
             let geometry = layout.planeGeometry(width: width, height: height)
             let planes = geometry.indices.map { index in
                 withUnsafeBytes(of: frame.pointee.data) { data in
-                    let pointer = data.load(fromByteOffset: index * MemoryLayout<UnsafeMutablePointer<UInt8>?>.stride,
+                    let pointer = data.load(
+                        fromByteOffset: index * MemoryLayout<UnsafeMutablePointer<UInt8>?>.stride,
                         as: UnsafeMutablePointer<UInt8>?.self)!
                     let stride = withUnsafeBytes(of: frame.pointee.linesize) {
                         $0.load(fromByteOffset: index * MemoryLayout<Int32>.stride, as: Int32.self)
                     }
-                    return Plane(baseAddress: UnsafeRawPointer(pointer), bytesPerRow: Int(stride), rows: geometry[index].rows)
+                    return Plane(
+                        baseAddress: UnsafeRawPointer(pointer), bytesPerRow: Int(stride), rows: geometry[index].rows)
                 }
             }
             return PixelBuffer(format: layout, width: width, height: height, planes: planes, owner: owned)

@@ -44,11 +44,13 @@ public struct MediaTime: Sendable, Hashable, Codable, Comparable, CustomStringCo
 
     /// Exact comparison by cross-multiplication (no floating point).
     public static func < (lhs: MediaTime, rhs: MediaTime) -> Bool {
-        lhs.value.multipliedFullWidth(by: Int64(rhs.timescale)) < rhs.value.multipliedFullWidth(by: Int64(lhs.timescale))
+        lhs.value.multipliedFullWidth(by: Int64(rhs.timescale))
+            < rhs.value.multipliedFullWidth(by: Int64(lhs.timescale))
     }
 
     public static func == (lhs: MediaTime, rhs: MediaTime) -> Bool {
-        lhs.value.multipliedFullWidth(by: Int64(rhs.timescale)) == rhs.value.multipliedFullWidth(by: Int64(lhs.timescale))
+        lhs.value.multipliedFullWidth(by: Int64(rhs.timescale))
+            == rhs.value.multipliedFullWidth(by: Int64(lhs.timescale))
     }
 
     public func hash(into hasher: inout Hasher) {

@@ -34,7 +34,9 @@ public enum SourceID {
     /// 1 to 64 characters of letters, digits, `.`, `_` and `-`, starting with a letter or digit.
     public static func isValid(_ id: String) -> Bool {
         guard let first = id.unicodeScalars.first, id.unicodeScalars.count <= 64 else { return false }
-        func allowed(_ c: Unicode.Scalar) -> Bool { c.isASCII && (c.properties.isAlphabetic || ("0"..."9").contains(c)) }
+        func allowed(_ c: Unicode.Scalar) -> Bool {
+            c.isASCII && (c.properties.isAlphabetic || ("0"..."9").contains(c))
+        }
         return allowed(first) && id.unicodeScalars.allSatisfy { allowed($0) || $0 == "." || $0 == "_" || $0 == "-" }
     }
 }
@@ -104,7 +106,8 @@ public struct SourceStatus: Sendable, Codable, Equatable {
     public var input: InputDescription?
     public var counters: PipelineCounters?
 
-    public init(state: State, reason: String? = nil, input: InputDescription? = nil, counters: PipelineCounters? = nil) {
+    public init(state: State, reason: String? = nil, input: InputDescription? = nil, counters: PipelineCounters? = nil)
+    {
         self.state = state
         self.reason = reason
         self.input = input

@@ -18,8 +18,10 @@ public struct NormalizedRect: Sendable, Hashable, Codable {
 
     /// Intersection over union, 0 when the rectangles do not overlap.
     public func intersectionOverUnion(_ other: NormalizedRect) -> Double {
-        let left = max(x, other.x), right = min(x + width, other.x + other.width)
-        let top = max(y, other.y), bottom = min(y + height, other.y + other.height)
+        let left = max(x, other.x)
+        let right = min(x + width, other.x + other.width)
+        let top = max(y, other.y)
+        let bottom = min(y + height, other.y + other.height)
         guard right > left, bottom > top else { return 0 }
         let intersection = (right - left) * (bottom - top)
         return intersection / (area + other.area - intersection)

@@ -75,7 +75,8 @@ public final class PixelBuffer: @unchecked Sendable {
         var planes: [Plane] = []
         var offset = 0
         for (bytes, shape) in zip(packedPlanes, geometry) {
-            precondition(bytes.count == shape.bytesPerRow * shape.rows, "plane size does not match \(format) \(width)x\(height)")
+            precondition(
+                bytes.count == shape.bytesPerRow * shape.rows, "plane size does not match \(format) \(width)x\(height)")
             let base = storage.pointer + offset
             bytes.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
             planes.append(Plane(baseAddress: UnsafeRawPointer(base), bytesPerRow: shape.bytesPerRow, rows: shape.rows))

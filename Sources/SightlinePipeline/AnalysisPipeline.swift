@@ -50,8 +50,10 @@ public final class AnalysisPipeline: Service, Sendable {
         let detector = try FaceDetector(configuration: configuration.detector)
         if let notice = FaceDetector.instructionSet.fallbackNotice { logger.warning("\(notice)") }
         let source = try MediaFileSource(url: configuration.source, options: configuration.sourceOptions)
-        publisher = try Publisher(endpoint: configuration.publish, allowRemote: configuration.allowRemote, logger: logger)
-        analysis = FaceAnalysis(detector: detector, publisher: publisher, sourceID: configuration.sourceID, logger: logger)
+        publisher = try Publisher(
+            endpoint: configuration.publish, allowRemote: configuration.allowRemote, logger: logger)
+        analysis = FaceAnalysis(
+            detector: detector, publisher: publisher, sourceID: configuration.sourceID, logger: logger)
         detectOutput = FrameDataOutput(
             name: "detect", delegate: analysis, alwaysDiscardsLateFrames: configuration.discardLateFrames)
         session = CaptureSession(source: source, outputs: [detectOutput], logger: logger)
@@ -88,8 +90,10 @@ public final class AnalysisPipeline: Service, Sendable {
         logger.info(
             "started",
             metadata: [
-                "source": "\(configuration.sourceID)", "input": "\(input.url)", "size": "\(input.width)x\(input.height)",
-                "fps": "\(input.frameRate.map { String(format: "%.2f", $0) } ?? "?")", "publish": "\(publisher.endpoint)",
+                "source": "\(configuration.sourceID)", "input": "\(input.url)",
+                "size": "\(input.width)x\(input.height)",
+                "fps": "\(input.frameRate.map { String(format: "%.2f", $0) } ?? "?")",
+                "publish": "\(publisher.endpoint)",
                 "simd": "\(FaceDetector.instructionSet)",
             ])
         publishStatus(SourceStatus(state: .started, input: input))

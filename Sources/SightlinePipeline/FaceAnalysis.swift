@@ -42,7 +42,8 @@ public final class FaceAnalysis: FrameDataOutputDelegate, @unchecked Sendable {
         }
         let elapsed = ContinuousClock.now - started
         timingState.withLock {
-            $0.record(milliseconds: Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1e3)
+            $0.record(
+                milliseconds: Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1e3)
         }
         let update = tracker.update(
             detections: detections, imageWidth: frame.pixels.width, imageHeight: frame.pixels.height, time: frame.time,
@@ -67,7 +68,8 @@ public final class FaceAnalysis: FrameDataOutputDelegate, @unchecked Sendable {
             DispatchQueue(label: "sightline.face-analysis.finish").async { [self] in
                 let wallTime = lastFrame?.wallTimeNs ?? WallClock.nowNanoseconds()
                 if facesWerePresent, let last = lastFrame {
-                    publisher.publish(Message(kind: .faces, source: sourceID, time: last.time, wallTimeNs: wallTime, faces: []))
+                    publisher.publish(
+                        Message(kind: .faces, source: sourceID, time: last.time, wallTimeNs: wallTime, faces: []))
                     facesWerePresent = false
                 }
                 for face in tracker.finish() { publishEvent(.leave, face: face, wallTimeNs: wallTime) }

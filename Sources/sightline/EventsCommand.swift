@@ -76,7 +76,8 @@ struct EventsCommand: AsyncParsableCommand {
         guard let kind else { return [] }
         return try kind.split(separator: ",").map {
             guard let parsed = MessageKind(rawValue: $0.trimmingCharacters(in: .whitespaces)) else {
-                throw ValidationError("unknown --kind '\($0)'; expected \(MessageKind.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw ValidationError(
+                    "unknown --kind '\($0)'; expected \(MessageKind.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             return parsed
         }

@@ -63,7 +63,9 @@ struct RunCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard statusInterval > 0 else { throw ValidationError("--status-interval must be positive") }
-        if let wait = waitForSubscriber, wait < 0 { throw ValidationError("--wait-for-subscriber must not be negative") }
+        if let wait = waitForSubscriber, wait < 0 {
+            throw ValidationError("--wait-for-subscriber must not be negative")
+        }
     }
 
     func run() async throws {
@@ -89,7 +91,8 @@ struct RunCommand: AsyncParsableCommand {
         let group = ServiceGroup(
             configuration: .init(
                 services: services.map {
-                    ServiceGroupConfiguration.ServiceConfiguration(service: $0, successTerminationBehavior: .gracefullyShutdownGroup)
+                    ServiceGroupConfiguration.ServiceConfiguration(
+                        service: $0, successTerminationBehavior: .gracefullyShutdownGroup)
                 },
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
@@ -105,7 +108,8 @@ final class EventPrinter: Service, @unchecked Sendable {
     private let subscriber: Subscriber
 
     init(endpoint: Endpoint, sourceID: String) throws {
-        subscriber = try Subscriber(endpoints: [endpoint], topics: Subscriber.topics(kinds: MessageKind.allCases, source: sourceID))
+        subscriber = try Subscriber(
+            endpoints: [endpoint], topics: Subscriber.topics(kinds: MessageKind.allCases, source: sourceID))
     }
 
     /// Prints until the pipeline's final status; after a shutdown request, also stops

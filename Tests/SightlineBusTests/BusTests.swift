@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import SightlineBus
 import SightlineCore
+import SightlineTesting
 import Testing
 
 let logger = Logger(label: "test")
@@ -10,23 +11,9 @@ func statusMessage(_ source: String) -> Message {
     Message(kind: .status, source: source, time: nil, wallTimeNs: 1, status: SourceStatus(state: .started))
 }
 
-/// A free loopback port: bind to port 0, read it back, close.
-func freePort() -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-    _ = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    return Int(UInt16(bigEndian: address.sin_port))
-}
 
 @Suite struct BusTests {
-    @Test(arguments: ["inproc://bus-test", "tcp://127.0.0.1:\(freePort())"])
+    @Test(arguments: ["inproc://bus-test", "tcp://127.0.0.1:\(LoopbackPort.free())"])
     func subscriberReceivesWhatIsPublished(endpoint: String) async throws {
         let publisher = try Publisher(endpoint: try Endpoint(endpoint), logger: logger)
         let subscriber = try Subscriber(endpoints: [try Endpoint(endpoint)], topics: ["status/cam1/"])
@@ -56,7 +43,7 @@ func freePort() -> Int {
     }
 
     @Test func refusesBusyInvalidAndExposedEndpoints() throws {
-        let port = freePort()
+        let port = LoopbackPort.free()
         let first = try Publisher(endpoint: try Endpoint("tcp://127.0.0.1:\(port)"), logger: logger)
         #expect(throws: SightlineError.endpointInUse("tcp://127.0.0.1:\(port)")) {
             try Publisher(endpoint: try Endpoint("tcp://127.0.0.1:\(port)"), logger: logger)
@@ -65,7 +52,9 @@ func freePort() -> Int {
         #expect(throws: SightlineError.self) { try Endpoint("udp://1.2.3.4:5") }
         #expect(throws: SightlineError.self) { try Endpoint("tcp://127.0.0.1") }
         #expect(throws: SightlineError.self) { try Endpoint("tcp://127.0.0.1:70000") }
-        #expect(throws: SightlineError.self) { try Publisher(endpoint: try Endpoint("tcp://0.0.0.0:\(port + 1)"), logger: logger) }
+        #expect(throws: SightlineError.self) {
+            try Publisher(endpoint: try Endpoint("tcp://0.0.0.0:\(port + 1)"), logger: logger)
+        }
         #expect(try Endpoint("tcp://127.0.0.1:5").isLocalOnly)
         #expect(try !Endpoint("tcp://*:5").isLocalOnly)
     }
@@ -79,9 +68,13 @@ func freePort() -> Int {
         }
         #expect(reason([Array("status/cam1/".utf8)]) == .malformed("expected 2 or 3 frames, got 1"))
         #expect(reason([Array("status/cam2/".utf8), good]) == .malformed("topic and message disagree"))
-        #expect(reason([Array("status/cam1/".utf8), Array("{not json".utf8)]) == .malformed("not a JSON message with a version"))
+        #expect(
+            reason([Array("status/cam1/".utf8), Array("{not json".utf8)])
+                == .malformed("not a JSON message with a version"))
         #expect(reason([Array("status/cam1/".utf8), Array(#"{"v":99}"#.utf8)]) == .unsupportedVersion(99))
-        #expect(reason([Array("status/cam1/".utf8), Array(#"{"v":1,"kind":"status"}"#.utf8)]) == .malformed("bad status message"))
+        #expect(
+            reason([Array("status/cam1/".utf8), Array(#"{"v":1,"kind":"status"}"#.utf8)])
+                == .malformed("bad status message"))
         #expect(reason([[0xff, 0xfe], good]) == .malformed("unknown topic"))
     }
 }

@@ -38,7 +38,10 @@ final class RecordingDelegate: FrameDataOutputDelegate {
         let source = try MediaFileSource(url: SampleMedia.faces640x480.path, options: .init(loop: true))
         var last = MediaTime(value: -1, timescale: 1)
         for n in 0..<330 {
-            guard case .frame(let frame) = try source.read() else { Issue.record("ended at \(n)"); return }
+            guard case .frame(let frame) = try source.read() else {
+                Issue.record("ended at \(n)")
+                return
+            }
             #expect(frame.time > last)
             last = frame.time
         }
@@ -47,7 +50,8 @@ final class RecordingDelegate: FrameDataOutputDelegate {
 
     @Test func pacesToRealTime() throws {
         let source = try MediaFileSource(url: SampleMedia.faces640x480.path, options: .init(realtime: true))
-        let clock = ContinuousClock(), start = clock.now
+        let clock = ContinuousClock()
+        let start = clock.now
         for _ in 0..<16 { _ = try source.read() }
         let elapsed = clock.now - start
         #expect(elapsed >= .milliseconds(490))  // frame 15 is due 0.5 s after frame 0
@@ -56,7 +60,8 @@ final class RecordingDelegate: FrameDataOutputDelegate {
     @Test func skipsCorruptFramesAndGoesOn() throws {
         let copy = try corruptedCopyOfSample()
         let source = try MediaFileSource(url: copy.path)
-        var frames = 0, skipped = 0
+        var frames = 0
+        var skipped = 0
         loop: while true {
             switch try source.read() {
             case .frame: frames += 1
@@ -99,7 +104,8 @@ func corruptedCopyOfSample() throws -> URL {
         let slowOutput = FrameDataOutput(name: "slow", delegate: slow)
         let everyFrame = FrameDataOutput(name: "all", delegate: fast, alwaysDiscardsLateFrames: false)
         let session = CaptureSession(
-            source: try MediaFileSource(url: SampleMedia.faces640x480.path), outputs: [slowOutput, everyFrame], logger: logger)
+            source: try MediaFileSource(url: SampleMedia.faces640x480.path), outputs: [slowOutput, everyFrame],
+            logger: logger)
         #expect(try await session.run() == .endOfSource)
 
         let counters = session.counters
@@ -121,7 +127,8 @@ func corruptedCopyOfSample() throws -> URL {
         let slow = RecordingDelegate(delay: .milliseconds(30))
         let output = FrameDataOutput(name: "slow", delegate: slow, alwaysDiscardsLateFrames: false)
         let session = CaptureSession(
-            source: try MediaFileSource(url: SampleMedia.faces640x480.path, options: .init(loop: true)), outputs: [output],
+            source: try MediaFileSource(url: SampleMedia.faces640x480.path, options: .init(loop: true)),
+            outputs: [output],
             logger: logger)
         Task {
             try await Task.sleep(for: .milliseconds(300))

@@ -50,7 +50,8 @@ import Testing
             yawAngle: nil, time: MediaTime(value: 512, timescale: 15360), duration: nil, score: 1.2285721935762282,
             subDetector: 3)
         let message = Message(
-            kind: .faces, source: "cam1", seq: 42, time: face.time, wallTimeNs: 1_795_000_000_123_456_789, faces: [face])
+            kind: .faces, source: "cam1", seq: 42, time: face.time, wallTimeNs: 1_795_000_000_123_456_789, faces: [face]
+        )
         let json = try JSONEncoder().encode(message)
         let decoded = try JSONDecoder().decode(Message.self, from: json)
         #expect(decoded == message)
@@ -67,7 +68,9 @@ import Testing
     }
 
     @Test func packsAndReadsPlanes() {
-        let y = (0..<16).map { UInt8($0) }, u = [UInt8](repeating: 1, count: 4), v = [UInt8](repeating: 2, count: 4)
+        let y = (0..<16).map { UInt8($0) }
+        let u = [UInt8](repeating: 1, count: 4)
+        let v = [UInt8](repeating: 2, count: 4)
         let buffer = PixelBuffer(format: .yuv420p, width: 4, height: 4, packedPlanes: [y, u, v])
         #expect(buffer.packedBytes(plane: 0) == y)
         #expect(buffer.packedBytes(plane: 2) == v)

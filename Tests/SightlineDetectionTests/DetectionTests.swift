@@ -71,7 +71,8 @@ func sampleFrames(_ url: URL = SampleMedia.faces640x480) throws -> [VideoFrame] 
     }
 
     @Test func findsNoFaceInABlankImage() throws {
-        let gray = PixelBuffer(format: .gray8, width: 320, height: 240, packedPlanes: [[UInt8](repeating: 128, count: 320 * 240)])
+        let gray = PixelBuffer(
+            format: .gray8, width: 320, height: 240, packedPlanes: [[UInt8](repeating: 128, count: 320 * 240)])
         #expect(try FaceDetector().detect(in: gray).isEmpty)
     }
 }
@@ -84,7 +85,9 @@ func sampleFrames(_ url: URL = SampleMedia.faces640x480) throws -> [VideoFrame] 
     @Test func keepsIDsWhileFacesMoveAndExpiresMissedOnes() {
         let tracker = FaceTracker(maximumMissedFrames: 2)
         func step(_ n: Int, _ detections: [FaceDetection]) -> FaceTracker.Update {
-            tracker.update(detections: detections, imageWidth: 640, imageHeight: 480, time: MediaTime(value: Int64(n), timescale: 30), duration: nil)
+            tracker.update(
+                detections: detections, imageWidth: 640, imageHeight: 480,
+                time: MediaTime(value: Int64(n), timescale: 30), duration: nil)
         }
         var update = step(0, [detection(10, 10), detection(300, 200)])
         #expect(update.entered.map(\.faceID) == [1, 2])
@@ -108,7 +111,8 @@ func sampleFrames(_ url: URL = SampleMedia.faces640x480) throws -> [VideoFrame] 
         let detector = try FaceDetector()
         let tracker = FaceTracker()
         var framesPerID: [Int: [Int]] = [:]
-        var entered = 0, left = 0
+        var entered = 0
+        var left = 0
         for frame in frames {
             let update = tracker.update(
                 detections: try detector.detect(in: frame.pixels), imageWidth: 640, imageHeight: 480, time: frame.time,

@@ -5,37 +5,26 @@ import SightlineCore
 import SightlinePipeline
 import SightlineSamples
 import Synchronization
+import SightlineTesting
 import Testing
 
 let logger = Logger(label: "test")
 
-func freePort() -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-    _ = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    return Int(UInt16(bigEndian: address.sin_port))
-}
 
 @Suite struct PipelineTests {
     /// A subscriber on tcp loopback receives the whole run: started, a faces message per
     /// analysed frame with faces, enter/leave pairs, one empty faces message per exit of
     /// the last face, and a stopped status whose counters account for every frame.
     @Test func subscriberReceivesTheRunEndToEnd() async throws {
-        let endpoint = try Endpoint("tcp://127.0.0.1:\(freePort())")
+        let endpoint = try Endpoint("tcp://127.0.0.1:\(LoopbackPort.free())")
         var configuration = PipelineConfiguration(source: SampleMedia.faces640x480.path)
         configuration.sourceID = "e2e"
         configuration.publish = endpoint
         configuration.discardLateFrames = false  // analyse every frame: the run is deterministic
         configuration.waitForSubscriber = .seconds(5)
         let pipeline = try AnalysisPipeline(configuration: configuration, logger: logger)
-        let subscriber = try Subscriber(endpoints: [endpoint], topics: Subscriber.topics(kinds: MessageKind.allCases, source: "e2e"))
+        let subscriber = try Subscriber(
+            endpoints: [endpoint], topics: Subscriber.topics(kinds: MessageKind.allCases, source: "e2e"))
         let counters = try await pipeline.runToCompletion()
 
         var messages: [Message] = []
@@ -112,12 +101,14 @@ func freePort() -> Int {
         }
         process.executableURL = url
         process.arguments = arguments
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
         process.standardError = err
         try process.run()
         // Read both pipes while the process runs, or a full pipe would stall it.
-        let stdoutData = Collected(), stderrData = Collected()
+        let stdoutData = Collected()
+        let stderrData = Collected()
         let readers = DispatchGroup()
         for (pipe, sink) in [(out, stdoutData), (err, stderrData)] {
             DispatchQueue.global().async(group: readers) {
@@ -151,7 +142,8 @@ func freePort() -> Int {
     }
 
     @Test func missingFile() throws {
-        try expectOneLineError(["run", "--source", "/no/such/file.mp4"], mentioning: "cannot open /no/such/file.mp4: no such file")
+        try expectOneLineError(
+            ["run", "--source", "/no/such/file.mp4"], mentioning: "cannot open /no/such/file.mp4: no such file")
     }
 
     @Test func corruptVideo() throws {
@@ -162,11 +154,12 @@ func freePort() -> Int {
     }
 
     @Test func unreachableURL() throws {
-        try expectOneLineError(["run", "--source", "rtsp://127.0.0.1:\(freePort())/live"], mentioning: "cannot open rtsp://")
+        try expectOneLineError(
+            ["run", "--source", "rtsp://127.0.0.1:\(LoopbackPort.free())/live"], mentioning: "cannot open rtsp://")
     }
 
     @Test func endpointInUse() throws {
-        let endpoint = "tcp://127.0.0.1:\(freePort())"
+        let endpoint = "tcp://127.0.0.1:\(LoopbackPort.free())"
         let holder = try Publisher(endpoint: try Endpoint(endpoint), logger: logger)
         try expectOneLineError(["run", "--publish", endpoint], mentioning: "already in use")
         _ = holder
@@ -190,7 +183,8 @@ func freePort() -> Int {
 
     /// The main command on the bundled sample, printing what it publishes.
     @Test func runPrintsItsEvents() throws {
-        let outcome = try sightline(["run", "--print", "--every-frame", "--publish", "tcp://127.0.0.1:\(freePort())"], timeout: 60)
+        let outcome = try sightline(
+            ["run", "--print", "--every-frame", "--publish", "tcp://127.0.0.1:\(LoopbackPort.free())"], timeout: 60)
         #expect(outcome.status == 0, "\(outcome.stderrLines)")
         let lines = outcome.stdout.split(separator: "\n")
         let messages = try lines.map { try JSONDecoder().decode(Message.self, from: Data($0.utf8)) }
