@@ -82,12 +82,15 @@ struct RunCommand: AsyncParsableCommand {
         configuration.discardLateFrames = !everyFrame
 
         let pipeline = try AnalysisPipeline(configuration: configuration, logger: logger)
-        var services: [any Service] = [pipeline]
+        // A service group shuts its services down last to first: the pipeline comes last, so
+        // it stops first and the printer still sees its final status.
+        var services: [any Service] = []
         if print {
             // The printer subscribes to the real endpoint, as any client would.
             services.append(try EventPrinter(endpoint: pipeline.publisher.endpoint, sourceID: sourceID))
             _ = await pipeline.publisher.waitForSubscriber(timeout: .seconds(2))
         }
+        services.append(pipeline)
         let group = ServiceGroup(
             configuration: .init(
                 services: services.map {

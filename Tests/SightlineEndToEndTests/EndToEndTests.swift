@@ -92,7 +92,10 @@ let logger = Logger(label: "test")
         var stderrLines: [String]
     }
 
-    func sightline(_ arguments: [String], timeout: TimeInterval = 30) throws -> Outcome {
+    /// Runs sightline; `signal` is sent once, `after` seconds, if given.
+    func sightline(_ arguments: [String], timeout: TimeInterval = 30, signal: (Int32, after: TimeInterval)? = nil)
+        throws -> Outcome
+    {
         let process = Process()
         var url = Self.executable
         // In `swift test` the test runner's argv[0] is the xctest bundle or swift-testing helper.
@@ -116,8 +119,15 @@ let logger = Logger(label: "test")
                 sink.data.withLock { $0 = data }
             }
         }
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        let started = Date()
+        var signalled = false
+        while process.isRunning && Date() < started.addingTimeInterval(timeout) {
+            if let signal, !signalled, Date() > started.addingTimeInterval(signal.after) {
+                kill(process.processIdentifier, signal.0)
+                signalled = true
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
         if process.isRunning {
             Issue.record("sightline \(arguments) still running after \(timeout) s")
             kill(process.processIdentifier, SIGKILL)
@@ -179,6 +189,23 @@ let logger = Logger(label: "test")
     ])
     func badOptions(arguments: [String], text: String) throws {
         try expectOneLineError(arguments, mentioning: text)
+    }
+
+    /// SIGINT and SIGTERM stop a live run gracefully: exit 0 and a final status whose
+    /// counters account for every frame.
+    @Test(arguments: [SIGINT, SIGTERM])
+    func signalStopsGracefully(signal: Int32) throws {
+        let outcome = try sightline(
+            ["run", "--realtime", "--loop", "--print", "--publish", "tcp://127.0.0.1:\(LoopbackPort.free())"],
+            timeout: 20, signal: (signal, after: 2))
+        #expect(outcome.status == 0, "\(outcome.stderrLines)")
+        let last = try JSONDecoder().decode(Message.self, from: Data(outcome.stdout.split(separator: "\n").last!.utf8))
+        let status = try #require(last.status)
+        #expect(status.state == .stopped && status.reason == "stopped")
+        let counters = try #require(status.counters)
+        let detect = try #require(counters.outputs["detect"])
+        #expect(counters.framesIn > 40)
+        #expect(detect.delivered + detect.droppedTotal == counters.framesIn)
     }
 
     /// The main command on the bundled sample, printing what it publishes.
