@@ -151,3 +151,31 @@ func corruptedCopyOfSample() throws -> URL {
         #expect(session.counters.framesIn > 200)
     }
 }
+
+/// A network source for real: Python's HTTP server on loopback serves the sample.
+@Suite struct NetworkSourceTests {
+    @Test func decodesAnHTTPStream() throws {
+        let port = 20000 + Int.random(in: 0..<20000)
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        server.arguments = ["python3", "-m", "http.server", "--bind", "127.0.0.1", "\(port)"]
+        server.currentDirectoryURL = SampleMedia.faces640x480.deletingLastPathComponent()
+        server.standardOutput = FileHandle.nullDevice
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer { server.terminate() }
+        let url = "http://127.0.0.1:\(port)/faces_640x480.mp4"
+        var source: MediaFileSource?
+        for _ in 0..<50 where source == nil {  // until the server listens
+            source = try? MediaFileSource(url: url)
+            if source == nil { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        let opened = try #require(source)
+        var frames = 0
+        while case .frame(let frame) = try opened.read() {
+            #expect(frame.time == MediaTime(value: Int64(frames), timescale: 30))
+            frames += 1
+        }
+        #expect(frames == 300)
+    }
+}
