@@ -36,7 +36,6 @@ public final class AnalysisPipeline: Service, Sendable {
     public let publisher: Publisher
     private let session: CaptureSession
     private let analysis: FaceAnalysis
-    private let detectOutput: FrameDataOutput
     private let logger: Logger
     private let result = Mutex<PipelineCounters?>(nil)
 
@@ -54,7 +53,7 @@ public final class AnalysisPipeline: Service, Sendable {
             endpoint: configuration.publish, allowRemote: configuration.allowRemote, logger: logger)
         analysis = FaceAnalysis(
             detector: detector, publisher: publisher, sourceID: configuration.sourceID, logger: logger)
-        detectOutput = FrameDataOutput(
+        let detectOutput = FrameDataOutput(
             name: "detect", delegate: analysis, alwaysDiscardsLateFrames: configuration.discardLateFrames)
         session = CaptureSession(source: source, outputs: [detectOutput], logger: logger)
     }
@@ -124,7 +123,7 @@ public final class AnalysisPipeline: Service, Sendable {
             completion = .failure(error)
         }
 
-        await analysis.finish(on: detectOutput)
+        analysis.finish()  // session.run() has drained the detect output
         await publisher.flush()
         let final = counters
         switch completion {

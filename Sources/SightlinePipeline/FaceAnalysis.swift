@@ -1,4 +1,3 @@
-import Dispatch
 import Logging
 import SightlineBus
 import SightlineCapture
@@ -62,20 +61,15 @@ public final class FaceAnalysis: FrameDataOutputDelegate, @unchecked Sendable {
         facesWerePresent = !update.faces.isEmpty
     }
 
-    /// At the end of the run: faces still tracked leave. Call after the output drained.
-    public func finish(on output: FrameDataOutput) async {
-        await withCheckedContinuation { continuation in
-            DispatchQueue(label: "sightline.face-analysis.finish").async { [self] in
-                let wallTime = lastFrame?.wallTimeNs ?? WallClock.nowNanoseconds()
-                if facesWerePresent, let last = lastFrame {
-                    publisher.publish(
-                        Message(kind: .faces, source: sourceID, time: last.time, wallTimeNs: wallTime, faces: []))
-                    facesWerePresent = false
-                }
-                for face in tracker.finish() { publishEvent(.leave, face: face, wallTimeNs: wallTime) }
-                continuation.resume()
-            }
+    /// At the end of the run: faces still tracked leave. Call only after the detect output
+    /// has drained, when its queue no longer touches the tracker.
+    public func finish() {
+        let wallTime = lastFrame?.wallTimeNs ?? WallClock.nowNanoseconds()
+        if facesWerePresent, let last = lastFrame {
+            publisher.publish(Message(kind: .faces, source: sourceID, time: last.time, wallTimeNs: wallTime, faces: []))
+            facesWerePresent = false
         }
+        for face in tracker.finish() { publishEvent(.leave, face: face, wallTimeNs: wallTime) }
     }
 
     private func publishEvent(_ change: ObjectEvent.Change, face: FaceObject, wallTimeNs: UInt64) {

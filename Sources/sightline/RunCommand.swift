@@ -115,19 +115,24 @@ final class EventPrinter: Service, @unchecked Sendable {
             endpoints: [endpoint], topics: Subscriber.topics(kinds: MessageKind.allCases, source: sourceID))
     }
 
-    /// Prints until the pipeline's final status; after a shutdown request, also stops
-    /// once nothing has arrived for two seconds.
+    /// Prints until asked to shut down (the group asks once the pipeline has finished), then
+    /// until the pipeline's final status has arrived, or nothing has for two seconds.
     func run() async throws {
         var idleSince = ContinuousClock.now
+        var sawFinalStatus = false
         while true {
+            if Task.isShuttingDownGracefully && (sawFinalStatus || ContinuousClock.now - idleSince > .seconds(2)) {
+                return
+            }
             guard let received = try subscriber.receive(timeout: .milliseconds(50)) else {
-                if Task.isShuttingDownGracefully && ContinuousClock.now - idleSince > .seconds(2) { return }
                 await Task.yield()
                 continue
             }
             idleSince = .now
             printLine(received.json)
-            if let state = received.message.status?.state, state == .stopped || state == .failed { return }
+            if let state = received.message.status?.state, state == .stopped || state == .failed {
+                sawFinalStatus = true
+            }
         }
     }
 }

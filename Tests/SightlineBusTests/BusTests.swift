@@ -11,7 +11,6 @@ func statusMessage(_ source: String) -> Message {
     Message(kind: .status, source: source, time: nil, wallTimeNs: 1, status: SourceStatus(state: .started))
 }
 
-
 @Suite struct BusTests {
     @Test(arguments: ["inproc://bus-test", "tcp://127.0.0.1:\(LoopbackPort.free())"])
     func subscriberReceivesWhatIsPublished(endpoint: String) async throws {

@@ -4,12 +4,11 @@ import SightlineBus
 import SightlineCore
 import SightlinePipeline
 import SightlineSamples
-import Synchronization
 import SightlineTesting
+import Synchronization
 import Testing
 
 let logger = Logger(label: "test")
-
 
 @Suite struct PipelineTests {
     /// A subscriber on tcp loopback receives the whole run: started, a faces message per
