@@ -14,7 +14,9 @@ public protocol FrameDataOutputDelegate: AnyObject, Sendable {
 /// frame: a frame that arrives while the delegate is busy replaces the waiting one, and
 /// the replaced frame is counted as dropped (`late`). The delegate always gets the newest
 /// frame and capture never waits. Without it, every frame is queued and delivered, and
-/// `backlog` says how far behind the output is.
+/// `maxBacklog` says how far behind the output fell; with `maximumFramesInFlight` as well,
+/// `offer` waits while that many frames are queued or in the delegate, which suits a file
+/// (it can wait) and bounds memory, but not a live camera.
 public final class FrameDataOutput: Sendable {
     public enum DropReason: String, Sendable {
         /// Replaced by a newer frame while the delegate was busy.
@@ -28,6 +30,8 @@ public final class FrameDataOutput: Sendable {
     private let queue: DispatchQueue
     private let delegate: any FrameDataOutputDelegate
     private let state = Mutex(State())
+    /// One permit per frame queued or in the delegate, when the backlog is bounded.
+    private let slots: DispatchSemaphore?
 
     private struct State {
         var busy = false
@@ -37,10 +41,15 @@ public final class FrameDataOutput: Sendable {
         var discardWaiting = false
     }
 
-    public init(name: String, delegate: any FrameDataOutputDelegate, alwaysDiscardsLateFrames: Bool = true) {
+    public init(
+        name: String, delegate: any FrameDataOutputDelegate, alwaysDiscardsLateFrames: Bool = true,
+        maximumFramesInFlight: Int? = nil
+    ) {
+        precondition(maximumFramesInFlight.map { $0 > 0 } ?? true, "maximumFramesInFlight must be positive")
         self.name = name
         self.delegate = delegate
         self.alwaysDiscardsLateFrames = alwaysDiscardsLateFrames
+        self.slots = alwaysDiscardsLateFrames ? nil : maximumFramesInFlight.map { DispatchSemaphore(value: $0) }
         self.queue = DispatchQueue(label: "sightline.output.\(name)")
     }
 
@@ -49,8 +58,10 @@ public final class FrameDataOutput: Sendable {
     /// The most frames that were ever waiting at once (always ≤ 1 when discarding).
     public var maxBacklog: Int { state.withLock { $0.maxBacklog } }
 
-    /// Offers a frame. Called on the capture thread; never blocks on the delegate.
+    /// Offers a frame. Called on the capture thread; never blocks on the delegate unless
+    /// `maximumFramesInFlight` is set.
     public func offer(_ frame: VideoFrame) {
+        slots?.wait()
         let start: Bool = state.withLock { state in
             if !state.busy {
                 state.busy = true
@@ -74,6 +85,7 @@ public final class FrameDataOutput: Sendable {
                 state.counters.delivered += 1
                 if state.discardWaiting {
                     state.counters.dropped[DropReason.shutdown.rawValue, default: 0] += state.waiting.count
+                    for _ in state.waiting { slots?.signal() }
                     state.waiting.removeAll()
                 }
                 if state.waiting.isEmpty {
@@ -82,6 +94,7 @@ public final class FrameDataOutput: Sendable {
                 }
                 return state.waiting.removeFirst()
             }
+            slots?.signal()  // after the bookkeeping, so the backlog never exceeds the bound
             if let next { deliver(next) }
         }
     }

@@ -53,8 +53,10 @@ public final class AnalysisPipeline: Service, Sendable {
             endpoint: configuration.publish, allowRemote: configuration.allowRemote, logger: logger)
         analysis = FaceAnalysis(
             detector: detector, publisher: publisher, sourceID: configuration.sourceID, logger: logger)
+        // Analysing every frame of a file: the file waits for the detector (bounded memory).
         let detectOutput = FrameDataOutput(
-            name: "detect", delegate: analysis, alwaysDiscardsLateFrames: configuration.discardLateFrames)
+            name: "detect", delegate: analysis, alwaysDiscardsLateFrames: configuration.discardLateFrames,
+            maximumFramesInFlight: 4)
         session = CaptureSession(source: source, outputs: [detectOutput], logger: logger)
     }
 

@@ -123,6 +123,19 @@ func corruptedCopyOfSample() throws -> URL {
         #expect(fast.received.withLock { $0 } == Array(0..<300))
     }
 
+    /// An every-frame output with a bound holds the source back instead of queueing the file.
+    @Test func boundedOutputHoldsTheSourceBack() async throws {
+        let slow = RecordingDelegate(delay: .milliseconds(2))
+        let output = FrameDataOutput(
+            name: "all", delegate: slow, alwaysDiscardsLateFrames: false, maximumFramesInFlight: 3)
+        let session = CaptureSession(
+            source: try MediaFileSource(url: SampleMedia.faces640x480.path), outputs: [output], logger: logger)
+        #expect(try await session.run() == .endOfSource)
+        #expect(output.maxBacklog <= 2)  // one in the delegate, at most two waiting
+        #expect(session.counters.outputs["all"] == OutputCounters(delivered: 300))
+        #expect(slow.received.withLock { $0 } == Array(0..<300))
+    }
+
     @Test func stopDropsWaitingFramesAsShutdown() async throws {
         let slow = RecordingDelegate(delay: .milliseconds(30))
         let output = FrameDataOutput(name: "slow", delegate: slow, alwaysDiscardsLateFrames: false)
