@@ -68,13 +68,15 @@ public final class FaceDetector {
     public let configuration: Configuration
     private let handle: OpaquePointer
     private var results = [sl_face_detection](repeating: sl_face_detection(), count: 64)
+    /// Where the C API writes an error message; kept so the per-frame path allocates nothing.
+    private var errorBuffer = [CChar](repeating: 0, count: 256)
 
     public init(configuration: Configuration = Configuration()) throws {
         self.configuration = try configuration.validated()
         try Self.checkInstructionSet()
         var error = [CChar](repeating: 0, count: 256)
         guard let handle = sl_face_detector_create(&error, error.count) else {
-            throw SightlineError.detector(String(cString: error))
+            throw SightlineError.detector(Self.message(error))
         }
         self.handle = handle
     }
@@ -92,14 +94,13 @@ public final class FaceDetector {
 
     /// Detects faces in 8-bit single-channel pixels read in place.
     public func detect(luma: UnsafeRawPointer, width: Int, height: Int, bytesPerRow: Int) throws -> [FaceDetection] {
-        var error = [CChar](repeating: 0, count: 256)
         var count: Int32 = 0
         while true {
             count = sl_face_detector_detect(
                 handle, luma.assumingMemoryBound(to: UInt8.self), Int32(width), Int32(height), bytesPerRow,
                 Int32(configuration.upsample), configuration.adjustThreshold, &results, Int32(results.count),
-                &error, error.count)
-            guard count >= 0 else { throw SightlineError.detector(String(cString: error)) }
+                &errorBuffer, errorBuffer.count)
+            guard count >= 0 else { throw SightlineError.detector(Self.message(errorBuffer)) }
             if Int(count) <= results.count { break }
             results = [sl_face_detection](repeating: sl_face_detection(), count: Int(count))  // rare: many faces
         }
@@ -109,6 +110,10 @@ public final class FaceDetector {
                 subDetector: Int(raw.sub_detector))
             return face.width >= configuration.minimumFaceSize ? face : nil
         }
+    }
+
+    private static func message(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The instruction set the detector was compiled for, and what the CPU has.
