@@ -62,8 +62,8 @@ final class Socket {
     }
 
     /// Waits up to `timeoutMs` for a message and returns all its frames, or nil on timeout.
-    /// Frames larger than `maximumBytes` in total are read and thrown away (nil is returned
-    /// after the whole message is consumed, and `oversized` is set).
+    /// A message larger than `maximumBytes` in total is read to its end and thrown away, and
+    /// comes back as no frames at all (an empty array), so no huge message is ever held.
     func receive(timeoutMs: Int32, maximumBytes: Int = 64 << 20) throws -> [[UInt8]]? {
         var item = zmq_pollitem_t(socket: handle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0)
         let ready = zmq_poll(&item, 1, Int(timeoutMs))

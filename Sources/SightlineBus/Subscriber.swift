@@ -50,8 +50,7 @@ public final class Subscriber {
         let deadline = ContinuousClock.now + timeout
         while true {
             let remaining = deadline - ContinuousClock.now
-            let milliseconds = Int32(
-                max(0, remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000))
+            let milliseconds = Int32(max(0, remaining.milliseconds))
             guard let frames = try socket.receive(timeoutMs: milliseconds) else { return nil }
             switch Self.decode(frames, using: decoder) {
             case .success(let message): return message
@@ -66,6 +65,7 @@ public final class Subscriber {
     public static func decode(_ frames: [[UInt8]], using decoder: JSONDecoder = JSONDecoder())
         -> Result<ReceivedMessage, MessageDecodingError>
     {
+        guard !frames.isEmpty else { return .failure(.malformed("larger than the size limit")) }
         guard frames.count == 2 || frames.count == 3 else {
             return .failure(.malformed("expected 2 or 3 frames, got \(frames.count)"))
         }

@@ -31,6 +31,8 @@ public final class MediaFileSource: FrameSource {
     private let timeBase: AVRational
     private var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
     private var scaler: OpaquePointer?
+    /// An allocated frame the decoder had nothing for yet, reused for the next attempt.
+    private var spareFrame: UnsafeMutablePointer<AVFrame>?
     private let interrupt = InterruptFlag()
     private var draining = false
     private var framesProduced = 0
@@ -129,6 +131,7 @@ public final class MediaFileSource: FrameSource {
     }
 
     deinit {
+        av_frame_free(&spareFrame)
         av_packet_free(&packet)
         avcodec_free_context(&decoder)
         avformat_close_input(&format)
@@ -141,13 +144,13 @@ public final class MediaFileSource: FrameSource {
         guard let decoder, let packet, let format else { return .end }
         while !interrupt.isSet {
             // Drain every frame the decoder has before feeding it more.
-            let frame = av_frame_alloc()!
+            let frame = spareFrame ?? av_frame_alloc()!
             let received = avcodec_receive_frame(decoder, frame)
             if received == 0 {
+                spareFrame = nil  // the delivered pixel buffer owns it now
                 return try deliver(frame)
             }
-            var frameToFree: UnsafeMutablePointer<AVFrame>? = frame
-            av_frame_free(&frameToFree)
+            spareFrame = frame
             if received == cffmpeg_averror_eof() {
                 guard options.loop, framesProduced > 0 else { return .end }
                 try rewind()
@@ -222,7 +225,7 @@ public final class MediaFileSource: FrameSource {
         let offset = Double(pts - first) * Double(timeBase.num) / Double(timeBase.den)
         let deadline = start + .seconds(offset)
         while clock.now < deadline && !interrupt.isSet {
-            Thread.sleep(forTimeInterval: min((deadline - clock.now).timeIntervalSeconds, 0.05))
+            Thread.sleep(forTimeInterval: min((deadline - clock.now).milliseconds / 1000, 0.05))
         }
     }
 
@@ -318,12 +321,6 @@ final class InterruptFlag: Sendable {
 func ffmpegError(_ code: Int32) -> String {
     var buffer = [CChar](repeating: 0, count: 256)
     av_strerror(code, &buffer, buffer.count)
-    let message = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    let message = String(nulTerminated: buffer)
     return message.prefix(1).lowercased() + message.dropFirst()
-}
-
-extension Duration {
-    var timeIntervalSeconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
 }

@@ -76,7 +76,7 @@ public final class FaceDetector {
         try Self.checkInstructionSet()
         var error = [CChar](repeating: 0, count: 256)
         guard let handle = sl_face_detector_create(&error, error.count) else {
-            throw SightlineError.detector(Self.message(error))
+            throw SightlineError.detector(String(nulTerminated: error))
         }
         self.handle = handle
     }
@@ -100,7 +100,7 @@ public final class FaceDetector {
                 handle, luma.assumingMemoryBound(to: UInt8.self), Int32(width), Int32(height), bytesPerRow,
                 Int32(configuration.upsample), configuration.adjustThreshold, &results, Int32(results.count),
                 &errorBuffer, errorBuffer.count)
-            guard count >= 0 else { throw SightlineError.detector(Self.message(errorBuffer)) }
+            guard count >= 0 else { throw SightlineError.detector(String(nulTerminated: errorBuffer)) }
             if Int(count) <= results.count { break }
             results = [sl_face_detection](repeating: sl_face_detection(), count: Int(count))  // rare: many faces
         }
@@ -110,10 +110,6 @@ public final class FaceDetector {
                 subDetector: Int(raw.sub_detector))
             return face.width >= configuration.minimumFaceSize ? face : nil
         }
-    }
-
-    private static func message(_ buffer: [CChar]) -> String {
-        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The instruction set the detector was compiled for, and what the CPU has.

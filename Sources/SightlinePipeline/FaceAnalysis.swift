@@ -40,10 +40,7 @@ public final class FaceAnalysis: FrameDataOutputDelegate, @unchecked Sendable {
             return
         }
         let elapsed = ContinuousClock.now - started
-        timingState.withLock {
-            $0.record(
-                milliseconds: Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1e3)
-        }
+        timingState.withLock { $0.record(milliseconds: elapsed.milliseconds) }
         let update = tracker.update(
             detections: detections, imageWidth: frame.pixels.width, imageHeight: frame.pixels.height, time: frame.time,
             duration: frame.duration)

@@ -50,7 +50,7 @@ struct BenchCommand: AsyncParsableCommand {
             for frame in frames {
                 let started = ContinuousClock.now
                 faces += try detector.detect(in: frame.pixels).count
-                perFrame.append(milliseconds(ContinuousClock.now - started))
+                perFrame.append((ContinuousClock.now - started).milliseconds)
             }
             let detectorMs = perFrame.reduce(0, +) / Double(frames.count)
             let detectorP99 = percentile(perFrame, 0.99)
@@ -67,7 +67,7 @@ struct BenchCommand: AsyncParsableCommand {
             let fast = try AnalysisPipeline(configuration: configuration, logger: logger)
             let pipelineStarted = ContinuousClock.now
             let counters = try await fast.runToCompletion()
-            let fps = Double(counters.framesIn) / (milliseconds(ContinuousClock.now - pipelineStarted) / 1000)
+            let fps = Double(counters.framesIn) / ((ContinuousClock.now - pipelineStarted).milliseconds / 1000)
             Swift.print(
                 String(
                     format: "%@ pipeline  %6.1f frames/s  = %.2f x detector  (%d frames, %d messages)", size, fps,
@@ -108,8 +108,4 @@ struct BenchCommand: AsyncParsableCommand {
 func percentile(_ values: [Double], _ fraction: Double) -> Double {
     let sorted = values.sorted()
     return sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
-}
-
-func milliseconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
 }

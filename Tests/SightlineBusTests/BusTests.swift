@@ -75,5 +75,6 @@ func statusMessage(_ source: String) -> Message {
             reason([Array("status/cam1/".utf8), Array(#"{"v":1,"kind":"status"}"#.utf8)])
                 == .malformed("bad status message"))
         #expect(reason([[0xff, 0xfe], good]) == .malformed("unknown topic"))
+        #expect(reason([]) == .malformed("larger than the size limit"))
     }
 }

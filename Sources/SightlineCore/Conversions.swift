@@ -1,0 +1,13 @@
+extension Duration {
+    /// The duration in milliseconds, for timings, counters and C APIs that take milliseconds.
+    public var milliseconds: Double {
+        Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
+    }
+}
+
+extension String {
+    /// Decodes the NUL-terminated UTF-8 text a C API wrote into `buffer`.
+    public init(nulTerminated buffer: [CChar]) {
+        self.init(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
