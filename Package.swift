@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "SightlineCapture", targets: ["SightlineCapture"]),
         .library(name: "SightlineDetection", targets: ["SightlineDetection"]),
         .library(name: "SightlineBus", targets: ["SightlineBus"]),
+        .library(name: "SightlineMovie", targets: ["SightlineMovie"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -52,6 +53,8 @@ let package = Package(
         .target(
             name: "SightlineBus",
             dependencies: ["SightlineCore", "CZMQ", .product(name: "Logging", package: "swift-log")]),
+        // QuickTime files are ours end to end: no FFmpeg here (it cannot write 'mebx').
+        .target(name: "SightlineMovie", dependencies: ["SightlineCore"]),
         .target(name: "SightlineSamples", resources: [.copy("Media")]),
         .target(name: "SightlineTesting"),
         .target(
@@ -78,6 +81,9 @@ let package = Package(
             dependencies: ["SightlineDetection", "SightlineCapture", "SightlineSamples"],
             resources: [.copy("Golden")]),
         .testTarget(name: "SightlineBusTests", dependencies: ["SightlineBus", "SightlineTesting"]),
+        .testTarget(
+            name: "SightlineMovieTests",
+            dependencies: ["SightlineMovie", "SightlineCapture", "SightlineSamples", "SightlineTesting"]),
         .testTarget(
             name: "SightlineEndToEndTests",
             dependencies: ["SightlinePipeline", "SightlineBus", "SightlineSamples", "SightlineTesting"]),

@@ -1,0 +1,302 @@
+import Glibc
+
+/// What one track of a movie holds: enough to write its `trak` box, for a fresh recording,
+/// a finalised one, or one rebuilt from fragments after a crash.
+struct TrackLayout {
+    var id: UInt32
+    /// `vide` or `meta`.
+    var handler: FourCC
+    var timescale: UInt32
+    /// The whole sample-entry box (`avc1…` or `mebx…`).
+    var sampleEntry: [UInt8]
+    var width: UInt32 = 0
+    var height: UInt32 = 0
+    /// Tracks this one describes (`tref/cdsc`).
+    var describes: [UInt32] = []
+    /// Media time shown at movie time 0 (the edit list's media_time).
+    var editMediaTime: Int64 = 0
+    var table = SampleTable()
+
+    var isVideo: Bool { handler == "vide" }
+}
+
+/// A track's samples in decode order, grouped into chunks (one per fragment).
+struct SampleTable {
+    var sizes: [UInt32] = []
+    var durations: [UInt32] = []
+    var compositionOffsets: [UInt32] = []
+    var isSync: [Bool] = []
+    var chunks: [(offset: UInt64, count: UInt32)] = []
+
+    var duration: UInt64 { durations.reduce(0) { $0 + UInt64($1) } }
+
+    mutating func append(size: UInt32, duration: UInt32, compositionOffset: UInt32, isSync: Bool) {
+        sizes.append(size)
+        durations.append(duration)
+        compositionOffsets.append(compositionOffset)
+        self.isSync.append(isSync)
+    }
+}
+
+/// One fragment's samples for one track, as its `traf` describes them.
+struct FragmentRun {
+    var trackID: UInt32
+    var baseDecodeTime: UInt64
+    /// Offset of the first sample from the start of the `moof`.
+    var dataOffset: Int
+    var sizes: [UInt32]
+    var durations: [UInt32]
+    var compositionOffsets: [UInt32]
+    var isSync: [Bool]
+}
+
+/// Builds the boxes that frame the samples: file type, movie headers, fragments.
+enum MovieBoxes {
+    static let fileType: [UInt8] = boxBytes { w in
+        w.box("ftyp") { $0.fourCC("qt  "); $0.u32(0); $0.fourCC("qt  ") }
+        w.box("wide") { _ in }
+    }
+
+    /// Seconds since 1904-01-01, QuickTime's epoch.
+    static var now: UInt64 { UInt64(time(nil)) + 2_082_844_800 }
+
+    /// `moov` for `tracks`: with `mvex` and empty tables while recording fragments, or with
+    /// full sample tables once finalised.
+    static func movie(tracks: [TrackLayout], timescale: UInt32, fragmented: Bool, creationTime: UInt64) -> [UInt8] {
+        boxBytes { w in
+            w.box("moov") { w in
+                let duration = tracks.map { movieDuration(of: $0, movieTimescale: timescale) }.max() ?? 0
+                let wide = duration > UInt32.max || creationTime > UInt32.max
+                w.fullBox("mvhd", version: wide ? 1 : 0, flags: 0) { w in
+                    times(&w, wide: wide, creation: creationTime)
+                    w.u32(timescale)
+                    if wide { w.u64(duration) } else { w.u32(UInt32(duration)) }
+                    w.u32(0x0001_0000)  // rate 1.0
+                    w.u16(0x0100)  // volume 1.0
+                    w.zeros(10)
+                    matrix(&w)
+                    w.zeros(24)  // QuickTime preview, poster, selection and current times
+                    w.u32((tracks.map(\.id).max() ?? 0) + 1)
+                }
+                for track in tracks { trak(&w, track, movieTimescale: timescale, creationTime: creationTime) }
+                if fragmented {
+                    w.box("mvex") { w in
+                        for track in tracks {
+                            w.fullBox("trex", version: 0, flags: 0) { w in
+                                w.u32(track.id)
+                                w.u32(1)
+                                w.zeros(12)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    static func movieDuration(of track: TrackLayout, movieTimescale: UInt32) -> UInt64 {
+        let media = track.table.duration
+        guard track.timescale != movieTimescale, track.timescale > 0 else { return media }
+        return UInt64((Double(media) * Double(movieTimescale) / Double(track.timescale)).rounded())
+    }
+
+    private static func times(_ w: inout ByteWriter, wide: Bool, creation: UInt64) {
+        if wide { w.u64(creation); w.u64(creation) } else { w.u32(UInt32(creation)); w.u32(UInt32(creation)) }
+    }
+
+    private static func matrix(_ w: inout ByteWriter) {
+        for value: UInt32 in [0x0001_0000, 0, 0, 0, 0x0001_0000, 0, 0, 0, 0x4000_0000] { w.u32(value) }
+    }
+
+    private static func trak(_ w: inout ByteWriter, _ track: TrackLayout, movieTimescale: UInt32, creationTime: UInt64) {
+        let duration = movieDuration(of: track, movieTimescale: movieTimescale)
+        let mediaDuration = track.table.duration
+        let wide = duration > UInt32.max || mediaDuration > UInt32.max || creationTime > UInt32.max
+        w.box("trak") { w in
+            // Metadata tracks carry iOS's flags: enabled, in movie, in preview, in poster.
+            w.fullBox("tkhd", version: wide ? 1 : 0, flags: track.isVideo ? 0x3 : 0xF) { w in
+                times(&w, wide: wide, creation: creationTime)
+                w.u32(track.id)
+                w.u32(0)
+                if wide { w.u64(duration) } else { w.u32(UInt32(duration)) }
+                w.zeros(8)
+                w.zeros(4)  // layer, alternate group
+                w.u16(0)  // volume
+                w.u16(0)
+                matrix(&w)
+                w.u32(track.width << 16)
+                w.u32(track.height << 16)
+            }
+            if duration > 0 {
+                w.box("edts") { w in
+                    let wideEdit = duration > UInt32.max || track.editMediaTime > Int32.max
+                    w.fullBox("elst", version: wideEdit ? 1 : 0, flags: 0) { w in
+                        w.u32(1)
+                        if wideEdit { w.u64(duration); w.i64(track.editMediaTime) } else {
+                            w.u32(UInt32(duration))
+                            w.i32(Int32(track.editMediaTime))
+                        }
+                        w.u32(0x0001_0000)
+                    }
+                }
+            }
+            if !track.describes.isEmpty {
+                w.box("tref") { w in w.box("cdsc") { w in for id in track.describes { w.u32(id) } } }
+            }
+            w.box("mdia") { w in
+                w.fullBox("mdhd", version: wide ? 1 : 0, flags: 0) { w in
+                    times(&w, wide: wide, creation: creationTime)
+                    w.u32(track.timescale)
+                    if wide { w.u64(mediaDuration) } else { w.u32(UInt32(mediaDuration)) }
+                    w.u16(0x55C4)  // 'und'
+                    w.u16(0)
+                }
+                handler(&w, type: "mhlr", subtype: track.handler, name: track.isVideo ? "Core Media Video" : "Core Media Metadata")
+                w.box("minf") { w in
+                    if track.isVideo {
+                        w.fullBox("vmhd", version: 0, flags: 1) { $0.zeros(8) }
+                    } else {
+                        w.box("gmhd") { w in
+                            w.fullBox("gmin", version: 0, flags: 0) { w in
+                                w.u16(0x40)
+                                for _ in 0..<3 { w.u16(0x8000) }
+                                w.zeros(4)
+                            }
+                        }
+                    }
+                    handler(&w, type: "dhlr", subtype: "alis", name: "Core Media Data Handler")
+                    w.box("dinf") { w in
+                        w.fullBox("dref", version: 0, flags: 0) { w in
+                            w.u32(1)
+                            w.fullBox("alis", version: 0, flags: 1) { _ in }
+                        }
+                    }
+                    sampleTable(&w, track)
+                }
+            }
+        }
+    }
+
+    private static func handler(_ w: inout ByteWriter, type: FourCC, subtype: FourCC, name: String) {
+        w.fullBox("hdlr", version: 0, flags: 0) { w in
+            w.fourCC(type)
+            w.fourCC(subtype)
+            w.fourCC("appl")
+            w.u32(subtype == "alis" ? 0 : 1)
+            w.u32(0)
+            w.pascalString(name)
+        }
+    }
+
+    private static func sampleTable(_ w: inout ByteWriter, _ track: TrackLayout) {
+        let table = track.table
+        w.box("stbl") { w in
+            w.fullBox("stsd", version: 0, flags: 0) { $0.u32(1); $0.append(track.sampleEntry) }
+            let durationRuns = runs(table.durations)
+            w.fullBox("stts", version: 0, flags: 0) { w in
+                w.u32(UInt32(durationRuns.count))
+                for run in durationRuns { w.u32(run.count); w.u32(run.value) }
+            }
+            if table.compositionOffsets.contains(where: { $0 != 0 }) {
+                let offsetRuns = runs(table.compositionOffsets)
+                w.fullBox("ctts", version: 0, flags: 0) { w in
+                    w.u32(UInt32(offsetRuns.count))
+                    for run in offsetRuns { w.u32(run.count); w.u32(run.value) }
+                }
+            }
+            // No stss means every sample is a sync sample, as for all metadata.
+            if track.isVideo, table.isSync.contains(false) {
+                let sync = table.isSync.indices.filter { table.isSync[$0] }
+                w.fullBox("stss", version: 0, flags: 0) { w in
+                    w.u32(UInt32(sync.count))
+                    for index in sync { w.u32(UInt32(index + 1)) }
+                }
+            }
+            let chunkRuns = runs(table.chunks.map(\.count))
+            w.fullBox("stsc", version: 0, flags: 0) { w in
+                w.u32(UInt32(chunkRuns.count))
+                var firstChunk: UInt32 = 1
+                for run in chunkRuns {
+                    w.u32(firstChunk)
+                    w.u32(run.value)
+                    w.u32(1)
+                    firstChunk += run.count
+                }
+            }
+            w.fullBox("stsz", version: 0, flags: 0) { w in
+                w.u32(0)
+                w.u32(UInt32(table.sizes.count))
+                for size in table.sizes { w.u32(size) }
+            }
+            if table.chunks.contains(where: { $0.offset > UInt32.max }) {
+                w.fullBox("co64", version: 0, flags: 0) { w in
+                    w.u32(UInt32(table.chunks.count))
+                    for chunk in table.chunks { w.u64(chunk.offset) }
+                }
+            } else {
+                w.fullBox("stco", version: 0, flags: 0) { w in
+                    w.u32(UInt32(table.chunks.count))
+                    for chunk in table.chunks { w.u32(UInt32(chunk.offset)) }
+                }
+            }
+        }
+    }
+
+    /// Run-length encoding, as stts, ctts and stsc want.
+    private static func runs(_ values: [UInt32]) -> [(count: UInt32, value: UInt32)] {
+        var result: [(count: UInt32, value: UInt32)] = []
+        for value in values {
+            if let last = result.last, last.value == value {
+                result[result.count - 1].count += 1
+            } else {
+                result.append((1, value))
+            }
+        }
+        return result
+    }
+
+    /// `moof` for one fragment. Sample data offsets are relative to the `moof`'s first byte
+    /// (default-base-is-moof), so the caller fills them in knowing the `moof`'s size: this
+    /// returns the size a `moof` for `runs` will have.
+    static func fragmentSize(runs: [FragmentRun]) -> Int { fragment(sequence: 0, runs: runs).count }
+
+    static func fragment(sequence: UInt32, runs: [FragmentRun]) -> [UInt8] {
+        boxBytes { w in
+            w.box("moof") { w in
+                w.fullBox("mfhd", version: 0, flags: 0) { $0.u32(sequence) }
+                for run in runs {
+                    w.box("traf") { w in
+                        w.fullBox("tfhd", version: 0, flags: 0x02_0000) { $0.u32(run.trackID) }
+                        w.fullBox("tfdt", version: 1, flags: 0) { $0.u64(run.baseDecodeTime) }
+                        let hasOffsets = run.compositionOffsets.contains { $0 != 0 }
+                        let flags: UInt32 = 0x1 | 0x100 | 0x200 | 0x400 | (hasOffsets ? 0x800 : 0)
+                        w.fullBox("trun", version: 0, flags: flags) { w in
+                            w.u32(UInt32(run.sizes.count))
+                            w.i32(Int32(run.dataOffset))
+                            for index in run.sizes.indices {
+                                w.u32(run.durations[index])
+                                w.u32(run.sizes[index])
+                                w.u32(run.isSync[index] ? 0x0200_0000 : 0x0101_0000)
+                                if hasOffsets { w.u32(run.compositionOffsets[index]) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// An `mdat` header for `payloadSize` bytes, 64-bit when it must be.
+    static func mediaDataHeader(payloadSize: UInt64) -> [UInt8] {
+        boxBytes { w in
+            if payloadSize + 8 <= UInt32.max {
+                w.u32(UInt32(payloadSize + 8))
+                w.fourCC("mdat")
+            } else {
+                w.u32(1)
+                w.fourCC("mdat")
+                w.u64(payloadSize + 16)
+            }
+        }
+    }
+}

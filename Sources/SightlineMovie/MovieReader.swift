@@ -1,0 +1,392 @@
+import SightlineCore
+
+/// One sample of a track, in decode order.
+public struct MovieSample: Sendable, Hashable {
+    public var offset: UInt64
+    public var size: UInt32
+    /// Media ticks from the start of the track's media.
+    public var decodeTime: Int64
+    public var duration: UInt32
+    public var compositionOffset: Int32
+    public var isSync: Bool
+}
+
+/// A track as `MovieReader` finds it.
+public struct MovieTrack: Sendable {
+    public var id: UInt32
+    /// The media handler: `vide`, `soun`, `meta` …
+    public var mediaType: FourCC
+    /// The sample entry's format: `avc1`, `mebx` …
+    public var format: FourCC
+    public var timescale: UInt32
+    public var width: UInt32 = 0
+    public var height: UInt32 = 0
+    /// Tracks this one describes (`tref/cdsc`); empty for movie-wide metadata.
+    public var describes: [UInt32] = []
+    /// The key table, for `mebx` tracks.
+    public var metadataFormat: MetadataTrackFormat?
+    public var samples: [MovieSample] = []
+    /// Media time shown at movie time 0 (the first edit's media_time).
+    public var editMediaTime: Int64 = 0
+    /// The whole sample-entry box, byte for byte.
+    public var sampleEntry: [UInt8] = []
+
+    public var mediaDuration: MediaTime {
+        MediaTime(value: samples.reduce(0) { $0 + Int64($1.duration) }, timescale: Int32(clamping: max(timescale, 1)))
+    }
+
+    /// Movie time of a sample's presentation: its media time less the edit's start.
+    public func presentationTime(of sample: MovieSample) -> MediaTime {
+        MediaTime(
+            value: sample.decodeTime + Int64(sample.compositionOffset) - editMediaTime,
+            timescale: Int32(clamping: max(timescale, 1)))
+    }
+}
+
+/// Reads QuickTime and ISO movies, classic or fragmented, ours and Apple's: tracks, sample
+/// tables, and each metadata track's timed groups (the analogue of
+/// `AVAssetReaderOutputMetadataAdaptor`).
+///
+/// Hostile input gives an error or a partial result with `warnings`, never a crash: every
+/// size and count is checked against the bytes that hold it before anything is allocated.
+public final class MovieReader {
+    public let path: String
+    public private(set) var tracks: [MovieTrack] = []
+    /// Whether the samples came from movie fragments (a recording not finalised).
+    public private(set) var isFragmented = false
+    /// The top-level boxes, in file order.
+    public private(set) var topLevelBoxes: [(type: FourCC, start: UInt64, size: UInt64)] = []
+    /// Problems that did not stop reading: a truncated tail, a track that could not be read.
+    public private(set) var warnings: [String] = []
+    public let fileSize: UInt64
+
+    /// More samples than this in one track is treated as a hostile file.
+    public static let maximumSampleCount = 50_000_000
+    private static let maximumHeaderSize: UInt64 = 512 << 20
+    private let file: MovieFile
+
+    public init(path: String) throws {
+        self.path = path
+        file = try MovieFile(path: path, mode: .read)
+        fileSize = try file.size
+        do {
+            try read()
+        } catch let error as MovieError {
+            if case .io = error { throw error }
+            throw MovieError.unreadable(path: path, reason: error.description)
+        }
+    }
+
+    /// The metadata track's timed groups, one per sample, in order; NULL samples give
+    /// empty groups ("nothing during this time").
+    public func metadataGroups(track id: UInt32) throws -> [TimedMetadataGroup] {
+        guard let track = tracks.first(where: { $0.id == id }), let format = track.metadataFormat else {
+            throw MovieError.invalidInput("\(path) has no metadata track \(id)")
+        }
+        var groups: [TimedMetadataGroup] = []
+        groups.reserveCapacity(track.samples.count)
+        for sample in track.samples {
+            let bytes = try readSample(sample)
+            groups.append(
+                TimedMetadataGroup(
+                    time: track.presentationTime(of: sample),
+                    duration: MediaTime(value: Int64(sample.duration), timescale: Int32(clamping: max(track.timescale, 1))),
+                    items: MetadataCoding.items(in: bytes, range: bytes.indices, format: format)))
+        }
+        return groups
+    }
+
+    public func readSample(_ sample: MovieSample) throws -> [UInt8] {
+        try file.read(Int(sample.size), at: sample.offset)
+    }
+
+    // MARK: Parsing
+
+    private func read() throws {
+        let scan = try file.topLevelBoxes()
+        topLevelBoxes = scan.boxes
+        if let damaged = scan.incompleteAt {
+            warnings.append("the file ends inside a box at byte \(damaged) of \(fileSize): it was cut off")
+        }
+        let movies = topLevelBoxes.filter { $0.type == "moov" }
+        guard !movies.isEmpty else {
+            throw MovieError.malformed(
+                topLevelBoxes.isEmpty ? "no boxes found" : "no 'moov' box (not a movie, or cut off before its header)")
+        }
+        var chosen: (bytes: [UInt8], boxes: [Box], fragmented: Bool)?
+        for movie in movies {
+            let bytes = try loadBox(movie)
+            let children = try Box.children(of: bytes, in: 8..<bytes.count)
+            let fragmented = children.first("mvex") != nil
+            // A finalised movie wins over a fragmented header left in place by a crash mid-finalise.
+            if chosen == nil || (chosen!.fragmented && !fragmented) { chosen = (bytes, children, fragmented) }
+        }
+        guard let (bytes, children, fragmented) = chosen else { return }
+        isFragmented = fragmented
+        for trak in children.all("trak") {
+            do {
+                tracks.append(try parseTrack(bytes, trak))
+            } catch {
+                warnings.append("track at byte \(trak.start) of 'moov' skipped: \(error)")
+            }
+        }
+        if fragmented {
+            let defaults = try parseTrackExtends(bytes, children.first("mvex"))
+            for fragment in topLevelBoxes where fragment.type == "moof" {
+                do {
+                    try parseFragment(try loadBox(fragment), at: fragment.start, defaults: defaults)
+                } catch {
+                    warnings.append("fragment at byte \(fragment.start) skipped: \(error)")
+                    break
+                }
+            }
+        }
+    }
+
+    private func loadBox(_ box: (type: FourCC, start: UInt64, size: UInt64)) throws -> [UInt8] {
+        guard box.size <= Self.maximumHeaderSize else {
+            throw MovieError.malformed("'\(box.type)' at byte \(box.start) is \(box.size) bytes, too large for a header")
+        }
+        return try file.read(Int(box.size), at: box.start)
+    }
+
+    private func child(_ bytes: [UInt8], _ box: Box?, _ path: [FourCC]) throws -> Box? {
+        var current = box
+        for type in path {
+            guard let parent = current else { return nil }
+            current = try Box.children(of: bytes, in: parent.payload).first(type)
+        }
+        return current
+    }
+
+    private func parseTrack(_ bytes: [UInt8], _ trak: Box) throws -> MovieTrack {
+        guard let tkhd = try child(bytes, trak, ["tkhd"]) else { throw MovieError.malformed("no 'tkhd'") }
+        var r = ByteReader(bytes, range: tkhd.payload)
+        let (version, _) = try r.versionAndFlags()
+        try r.skip(version == 1 ? 16 : 8)
+        let id = try r.u32()
+        try r.skip(version == 1 ? 12 : 8)  // reserved, duration
+        try r.skip(52)  // reserved, layer, group, volume, reserved, matrix
+        let width = try r.u32() >> 16
+        let height = try r.u32() >> 16
+
+        guard let mdia = try child(bytes, trak, ["mdia"]), let mdhd = try child(bytes, mdia, ["mdhd"]) else {
+            throw MovieError.malformed("track \(id) has no 'mdia/mdhd'")
+        }
+        r = ByteReader(bytes, range: mdhd.payload)
+        let (mdhdVersion, _) = try r.versionAndFlags()
+        try r.skip(mdhdVersion == 1 ? 16 : 8)
+        let timescale = try r.u32()
+        guard timescale > 0 else { throw MovieError.malformed("track \(id) has timescale 0") }
+
+        var mediaType: FourCC = "    "
+        if let hdlr = try child(bytes, mdia, ["hdlr"]) {
+            r = ByteReader(bytes, range: hdlr.payload)
+            try r.skip(8)
+            mediaType = try r.fourCC()
+        }
+        var track = MovieTrack(id: id, mediaType: mediaType, format: "    ", timescale: timescale, width: width, height: height)
+        if let cdsc = try child(bytes, trak, ["tref", "cdsc"]) {
+            r = ByteReader(bytes, range: cdsc.payload)
+            while r.remaining >= 4 { track.describes.append(try r.u32()) }
+        }
+        if let elst = try child(bytes, trak, ["edts", "elst"]) {
+            r = ByteReader(bytes, range: elst.payload)
+            let (elstVersion, _) = try r.versionAndFlags()
+            var first: Int64?
+            for _ in 0..<min(try r.u32(), 16) {
+                let mediaTime: Int64
+                if elstVersion == 1 {
+                    try r.skip(8)
+                    mediaTime = try r.i64()
+                } else {
+                    try r.skip(4)
+                    mediaTime = Int64(try r.i32())
+                }
+                try r.skip(4)
+                if mediaTime >= 0 { first = mediaTime; break }  // -1 is an empty edit
+            }
+            track.editMediaTime = first ?? 0
+        }
+        guard let stbl = try child(bytes, mdia, ["minf", "stbl"]) else { throw MovieError.malformed("track \(id) has no 'stbl'") }
+        let tables = try Box.children(of: bytes, in: stbl.payload)
+        if let stsd = tables.first("stsd") {
+            r = ByteReader(bytes, range: stsd.payload)
+            try r.skip(8)
+            if let entry = try Box.children(of: bytes, in: r.position..<stsd.end).first {
+                track.format = entry.type
+                track.sampleEntry = Array(bytes[entry.start..<entry.end])
+                if entry.type == "mebx" {
+                    track.metadataFormat = try MetadataCoding.parseSampleEntry(
+                        bytes, payload: entry.payload, describesVideo: !track.describes.isEmpty)
+                }
+            }
+        }
+        track.samples = try SampleTableParser(bytes: bytes, boxes: tables, fileSize: fileSize).samples()
+        return track
+    }
+
+    private struct TrackDefaults {
+        var duration: UInt32 = 0
+        var size: UInt32 = 0
+        var flags: UInt32 = 0
+    }
+
+    private func parseTrackExtends(_ bytes: [UInt8], _ mvex: Box?) throws -> [UInt32: TrackDefaults] {
+        var defaults: [UInt32: TrackDefaults] = [:]
+        guard let mvex else { return defaults }
+        for trex in try Box.children(of: bytes, in: mvex.payload).all("trex") {
+            var r = ByteReader(bytes, range: trex.payload)
+            try r.skip(4)
+            let id = try r.u32()
+            try r.skip(4)
+            defaults[id] = TrackDefaults(duration: try r.u32(), size: try r.u32(), flags: try r.u32())
+        }
+        return defaults
+    }
+
+    private func parseFragment(_ bytes: [UInt8], at start: UInt64, defaults: [UInt32: TrackDefaults]) throws {
+        for traf in try Box.children(of: bytes, in: 8..<bytes.count).all("traf") {
+            let children = try Box.children(of: bytes, in: traf.payload)
+            guard let tfhd = children.first("tfhd") else { throw MovieError.malformed("'traf' without 'tfhd'") }
+            var r = ByteReader(bytes, range: tfhd.payload)
+            let (_, flags) = try r.versionAndFlags()
+            let id = try r.u32()
+            guard let index = tracks.firstIndex(where: { $0.id == id }) else { continue }
+            var base = start
+            var trackDefaults = defaults[id] ?? TrackDefaults()
+            if flags & 0x1 != 0 { base = try r.u64() }
+            if flags & 0x2 != 0 { try r.skip(4) }
+            if flags & 0x8 != 0 { trackDefaults.duration = try r.u32() }
+            if flags & 0x10 != 0 { trackDefaults.size = try r.u32() }
+            if flags & 0x20 != 0 { trackDefaults.flags = try r.u32() }
+            var decodeTime = tracks[index].samples.last.map { $0.decodeTime + Int64($0.duration) } ?? 0
+            if let tfdt = children.first("tfdt") {
+                r = ByteReader(bytes, range: tfdt.payload)
+                let (version, _) = try r.versionAndFlags()
+                decodeTime = version == 1 ? Int64(clamping: try r.u64()) : Int64(try r.u32())
+            }
+            for trun in children.all("trun") {
+                r = ByteReader(bytes, range: trun.payload)
+                let (version, runFlags) = try r.versionAndFlags()
+                let fieldsPerSample = [0x100, 0x200, 0x400, 0x800].filter { runFlags & $0 != 0 }.count
+                let declared = try r.u32()
+                let count =
+                    fieldsPerSample > 0
+                    ? try r.checkEntries(declared, size: 4 * fieldsPerSample + (runFlags & 0x1 != 0 ? 4 : 0), in: "trun")
+                    : Int(declared)
+                var offset = base
+                if runFlags & 0x1 != 0 { offset = UInt64(Int64(base) + Int64(try r.i32())) }
+                let firstFlags = runFlags & 0x4 != 0 ? try r.u32() : nil
+                guard tracks[index].samples.count + count <= Self.maximumSampleCount else {
+                    throw MovieError.malformed("track \(id) declares more than \(Self.maximumSampleCount) samples")
+                }
+                for sampleIndex in 0..<count {
+                    let duration = runFlags & 0x100 != 0 ? try r.u32() : trackDefaults.duration
+                    let size = runFlags & 0x200 != 0 ? try r.u32() : trackDefaults.size
+                    var sampleFlags = runFlags & 0x400 != 0 ? try r.u32() : trackDefaults.flags
+                    if sampleIndex == 0, let firstFlags { sampleFlags = firstFlags }
+                    let cto: Int32 =
+                        runFlags & 0x800 != 0 ? (version == 0 ? Int32(clamping: try r.u32()) : try r.i32()) : 0
+                    guard size > 0, offset + UInt64(size) <= fileSize else {
+                        throw MovieError.malformed("track \(id) has a sample outside the file at byte \(offset)")
+                    }
+                    tracks[index].samples.append(
+                        MovieSample(
+                            offset: offset, size: size, decodeTime: decodeTime, duration: duration, compositionOffset: cto,
+                            isSync: sampleFlags & 0x0001_0000 == 0))
+                    offset += UInt64(size)
+                    decodeTime += Int64(duration)
+                }
+            }
+        }
+    }
+}
+
+/// Expands `stts`, `ctts`, `stss`, `stsc`, `stsz` and `stco`/`co64` into samples.
+private struct SampleTableParser {
+    let bytes: [UInt8]
+    let boxes: [Box]
+    let fileSize: UInt64
+
+    private func entries(_ type: FourCC, fields: Int) throws -> [[UInt32]] {
+        guard let box = boxes.first(type) else { return [] }
+        var r = ByteReader(bytes, range: box.payload)
+        try r.skip(4)
+        let count = try r.checkEntries(try r.u32(), size: 4 * fields, in: type)
+        return try (0..<count).map { _ in try (0..<fields).map { _ in try r.u32() } }
+    }
+
+    func samples() throws -> [MovieSample] {
+        // Sizes.
+        var sizes: [UInt32] = []
+        if let stsz = boxes.first("stsz") {
+            var r = ByteReader(bytes, range: stsz.payload)
+            try r.skip(4)
+            let constant = try r.u32()
+            let declared = try r.u32()
+            if constant == 0 {
+                let count = try r.checkEntries(declared, size: 4, in: "stsz")
+                sizes = try (0..<count).map { _ in try r.u32() }
+            } else {
+                guard UInt64(declared) * UInt64(constant) <= fileSize, Int(declared) <= MovieReader.maximumSampleCount else {
+                    throw MovieError.malformed("'stsz' declares \(declared) samples of \(constant) bytes, more than the file holds")
+                }
+                sizes = Array(repeating: constant, count: Int(declared))
+            }
+        }
+        guard !sizes.isEmpty else { return [] }
+
+        // Chunk offsets.
+        var chunkOffsets: [UInt64] = try entries("stco", fields: 1).map { UInt64($0[0]) }
+        if chunkOffsets.isEmpty, let co64 = boxes.first("co64") {
+            var r = ByteReader(bytes, range: co64.payload)
+            try r.skip(4)
+            let count = try r.checkEntries(try r.u32(), size: 8, in: "co64")
+            chunkOffsets = try (0..<count).map { _ in try r.u64() }
+        }
+        let chunkRuns = try entries("stsc", fields: 3)
+
+        // Offsets: walk chunks, each with the samples-per-chunk of the stsc run it is in.
+        var offsets: [UInt64] = []
+        offsets.reserveCapacity(sizes.count)
+        var runIndex = 0
+        for (chunk, chunkOffset) in chunkOffsets.enumerated() where offsets.count < sizes.count {
+            while runIndex + 1 < chunkRuns.count, Int(chunkRuns[runIndex + 1][0]) <= chunk + 1 { runIndex += 1 }
+            guard runIndex < chunkRuns.count else { break }
+            var offset = chunkOffset
+            for _ in 0..<min(Int(chunkRuns[runIndex][1]), sizes.count - offsets.count) {
+                offsets.append(offset)
+                offset += UInt64(sizes[offsets.count - 1])
+            }
+        }
+        let count = offsets.count
+
+        // Times.
+        var durations: [UInt32] = []
+        durations.reserveCapacity(count)
+        for run in try entries("stts", fields: 2) where durations.count < count {
+            durations.append(contentsOf: repeatElement(run[1], count: min(Int(run[0]), count - durations.count)))
+        }
+        while durations.count < count { durations.append(durations.last ?? 0) }
+        var offsetsInTime: [Int32] = []
+        for run in try entries("ctts", fields: 2) where offsetsInTime.count < count {
+            offsetsInTime.append(contentsOf: repeatElement(Int32(bitPattern: run[1]), count: min(Int(run[0]), count - offsetsInTime.count)))
+        }
+        var sync = [Bool](repeating: boxes.first("stss") == nil, count: count)
+        for entry in try entries("stss", fields: 1) where entry[0] >= 1 && Int(entry[0]) <= count { sync[Int(entry[0]) - 1] = true }
+
+        var samples: [MovieSample] = []
+        samples.reserveCapacity(count)
+        var decodeTime: Int64 = 0
+        for index in 0..<count {
+            guard sizes[index] > 0, offsets[index] + UInt64(sizes[index]) <= fileSize else { break }
+            samples.append(
+                MovieSample(
+                    offset: offsets[index], size: sizes[index], decodeTime: decodeTime, duration: durations[index],
+                    compositionOffset: index < offsetsInTime.count ? offsetsInTime[index] : 0, isSync: sync[index]))
+            decodeTime += Int64(durations[index])
+        }
+        return samples
+    }
+}

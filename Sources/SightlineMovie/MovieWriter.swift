@@ -1,0 +1,252 @@
+import SightlineCore
+
+/// Writes a QuickTime movie: one H.264 video track and any number of timed metadata tracks
+/// (`mebx`), like `AVAssetWriter` with metadata adaptors.
+///
+/// The lifecycle follows FFmpeg's muxers: `init` writes the header, `append` writes samples,
+/// `finish` writes the trailer. While recording, the movie is written as fragments
+/// (`moov` with `mvex`, then `moof`/`mdat` pairs cut on key frames and synced to disk), so
+/// a process that dies loses at most the fragment in progress; `MovieRecovery` finalises
+/// such a file. `finish` appends a complete classic `moov` and turns the fragment headers
+/// into `free` boxes, so every reader, exiftool included, sees all samples and no media
+/// byte moves.
+///
+/// Not thread-safe: one owner calls it, in order.
+public final class MovieWriter {
+    public struct Configuration: Sendable {
+        /// How often to cut a fragment (at the next key frame); `nil` writes a classic movie
+        /// that is readable only once finished.
+        public var fragmentInterval: MediaTime? = MediaTime(value: 2, timescale: 1)
+        /// `fsync` each fragment: what makes a fragment survive power loss.
+        public var syncEachFragment = true
+
+        public init(fragmentInterval: MediaTime? = MediaTime(value: 2, timescale: 1), syncEachFragment: Bool = true) {
+            self.fragmentInterval = fragmentInterval
+            self.syncEachFragment = syncEachFragment
+        }
+    }
+
+    /// What happened to an appended metadata group.
+    public enum MetadataAppendResult: Sendable, Equatable {
+        case queued
+        /// Its time is already written (before the last fragment cut); it was dropped.
+        case tooLate
+    }
+
+    public let path: String
+    public let configuration: Configuration
+    public private(set) var bytesWritten: UInt64 = 0
+    public private(set) var fragmentsWritten = 0
+
+    private let file: MovieFile
+    private var tracks: [TrackLayout]
+    private let metadataFormats: [MetadataTrackFormat]
+    private var timelines: [MetadataTimeline]
+    private let timescale: Int32
+    private let creationTime = MovieBoxes.now
+    private var initialMovieOffset: UInt64?
+    private var fragmentOffsets: [UInt64] = []
+    private var state = State.writing
+
+    private enum State { case writing, failed, finished }
+
+    // Video in decode order since the last cut, in the track's ticks.
+    private struct PendingVideo {
+        var data: [UInt8]
+        var decodeTime: Int64
+        var presentationTime: Int64
+        var duration: Int64?
+        var isSync: Bool
+    }
+    private var pending: [PendingVideo] = []
+    private var firstDecodeTime: Int64?
+    /// Movie time zero: the first frame's presentation time.
+    private var origin: Int64?
+    private var lastDecodeTime: Int64?
+    private var lastDuration: Int64?
+    private var presentationEnd: Int64 = 0
+    private var fragmentStart: Int64 = 0
+
+    public init(
+        path: String, video: VideoTrackFormat, metadataTracks: [MetadataTrackFormat] = [],
+        configuration: Configuration = Configuration()
+    ) throws {
+        self.path = path
+        self.configuration = configuration
+        timescale = video.timescale
+        metadataFormats = metadataTracks
+        timelines = Array(repeating: MetadataTimeline(), count: metadataTracks.count)
+        var layouts = [
+            TrackLayout(
+                id: 1, handler: "vide", timescale: UInt32(video.timescale), sampleEntry: video.sampleEntry,
+                width: UInt32(video.width), height: UInt32(video.height))
+        ]
+        for (index, format) in metadataTracks.enumerated() {
+            guard !format.keys.isEmpty else { throw MovieError.invalidInput("metadata track \(index + 1) has no keys") }
+            layouts.append(
+                TrackLayout(
+                    id: UInt32(index + 2), handler: "meta", timescale: UInt32(video.timescale),
+                    sampleEntry: MetadataCoding.sampleEntry(format), describes: format.describesVideo ? [1] : []))
+        }
+        tracks = layouts
+        file = try MovieFile(path: path, mode: .create)
+        try write(MovieBoxes.fileType)
+        if configuration.fragmentInterval != nil {
+            initialMovieOffset = bytesWritten
+            try write(MovieBoxes.movie(tracks: tracks, timescale: UInt32(timescale), fragmented: true, creationTime: creationTime))
+        }
+        if configuration.syncEachFragment { try file.sync() }
+    }
+
+    /// Appends one access unit, in decode order.
+    public func append(_ sample: VideoSample) throws {
+        try checkWriting()
+        let decodeTime = sample.decodeTime.converted(to: timescale).value
+        let presentationTime = sample.presentationTime.converted(to: timescale).value
+        if let last = lastDecodeTime, decodeTime <= last {
+            throw MovieError.invalidInput("video decode time \(sample.decodeTime) does not increase (previous \(last)/\(timescale))")
+        }
+        guard presentationTime >= decodeTime else {
+            throw MovieError.invalidInput("video presentation time \(sample.presentationTime) precedes its decode time")
+        }
+        guard !sample.data.isEmpty, sample.data.count <= UInt32.max else {
+            throw MovieError.invalidInput("a video sample of \(sample.data.count) bytes cannot be written")
+        }
+        if origin == nil {
+            guard sample.isSync else { throw MovieError.invalidInput("the first video sample must be a key frame") }
+            origin = presentationTime
+            firstDecodeTime = decodeTime
+            fragmentStart = decodeTime
+            tracks[0].editMediaTime = presentationTime - decodeTime
+            for index in timelines.indices { timelines[index].start(at: presentationTime) }
+        }
+        // A classic movie is written in the same steps, without fragment headers, so memory stays bounded.
+        let interval = configuration.fragmentInterval ?? MediaTime(value: 2, timescale: 1)
+        if sample.isSync, !pending.isEmpty, decodeTime - fragmentStart >= interval.converted(to: timescale).value {
+            try cut(metadataUntil: presentationTime)
+            fragmentStart = decodeTime
+        }
+        if let last = pending.last, last.duration == nil {
+            pending[pending.count - 1].duration = decodeTime - last.decodeTime
+        }
+        let duration = sample.duration.map { $0.converted(to: timescale).value }
+        pending.append(PendingVideo(
+            data: sample.data, decodeTime: decodeTime, presentationTime: presentationTime, duration: duration,
+            isSync: sample.isSync))
+        lastDecodeTime = decodeTime
+    }
+
+    /// Appends a timed metadata group to metadata track `track` (0-based, in the order given
+    /// to `init`). An empty group ends the previous value; a group without a duration lasts
+    /// until the next group of the track.
+    @discardableResult
+    public func append(_ group: TimedMetadataGroup, toMetadataTrack track: Int) throws -> MetadataAppendResult {
+        try checkWriting()
+        guard metadataFormats.indices.contains(track) else {
+            throw MovieError.invalidInput("there is no metadata track \(track)")
+        }
+        let payload = try MetadataCoding.sample(group.items, format: metadataFormats[track])
+        let start = group.time.converted(to: timescale).value
+        let end = group.duration.map { start + $0.converted(to: timescale).value }
+        return timelines[track].insert(start: start, end: end, payload: payload) == .queued ? .queued : .tooLate
+    }
+
+    /// Writes what is pending and the final `moov`. After a failed write it still finalises
+    /// what reached the disk; if even that fails, the file stays recoverable.
+    public func finish() throws {
+        switch state {
+        case .finished: return
+        case .failed: break
+        case .writing:
+            if let last = pending.last, last.duration == nil {
+                pending[pending.count - 1].duration = lastDuration ?? Int64(timescale) / 30
+            }
+            let end = pending.reduce(presentationEnd) { max($0, $1.presentationTime + ($1.duration ?? 0)) }
+            try cut(metadataUntil: end)
+        }
+        let movie = MovieBoxes.movie(tracks: tracks, timescale: UInt32(timescale), fragmented: false, creationTime: creationTime)
+        try file.write(movie, at: bytesWritten)
+        bytesWritten += UInt64(movie.count)
+        try file.sync()
+        try MovieRecovery.hideFragmentHeaders(in: file, at: (initialMovieOffset.map { [$0] } ?? []) + fragmentOffsets)
+        state = .finished
+        file.close()
+    }
+
+    private func checkWriting() throws {
+        guard state == .writing else { throw MovieError.writerClosed(path: path) }
+    }
+
+    private func write(_ bytes: [UInt8]) throws {
+        try file.write(bytes, at: bytesWritten)
+        bytesWritten += UInt64(bytes.count)
+    }
+
+    /// Writes the pending video and each metadata track up to `metadataUntil`, as one
+    /// fragment (or one plain `mdat`).
+    private func cut(metadataUntil: Int64) throws {
+        guard let origin, let firstDecodeTime else { return }
+        var runs: [FragmentRun] = []
+        var payload: [[UInt8]] = []
+        var offset = 0
+
+        let video = pending
+        pending.removeAll(keepingCapacity: true)
+        if let last = video.last, let duration = last.duration { lastDuration = duration }
+        if !video.isEmpty {
+            let durations = video.map { UInt32(clamping: $0.duration ?? 0) }
+            runs.append(FragmentRun(
+                trackID: 1, baseDecodeTime: UInt64(video[0].decodeTime - firstDecodeTime), dataOffset: offset,
+                sizes: video.map { UInt32($0.data.count) }, durations: durations,
+                compositionOffsets: video.map { UInt32(clamping: $0.presentationTime - $0.decodeTime) },
+                isSync: video.map(\.isSync)))
+            payload += video.map(\.data)
+            offset += video.reduce(0) { $0 + $1.data.count }
+            presentationEnd = video.reduce(presentationEnd) { max($0, $1.presentationTime + ($1.duration ?? 0)) }
+        }
+        for index in timelines.indices {
+            let base = timelines[index].cursor - origin
+            let samples = timelines[index].samples(until: metadataUntil, nullSample: MetadataCoding.nullSample)
+            guard !samples.isEmpty else { continue }
+            runs.append(FragmentRun(
+                trackID: UInt32(index + 2), baseDecodeTime: UInt64(max(base, 0)), dataOffset: offset,
+                sizes: samples.map { UInt32($0.payload.count) }, durations: samples.map(\.duration),
+                compositionOffsets: samples.map { _ in 0 }, isSync: samples.map { _ in true }))
+            payload += samples.map(\.payload)
+            offset += samples.reduce(0) { $0 + $1.payload.count }
+        }
+        guard !runs.isEmpty else { return }
+
+        let fragmented = configuration.fragmentInterval != nil
+        let moofSize = fragmented ? MovieBoxes.fragmentSize(runs: runs) : 0
+        let header = MovieBoxes.mediaDataHeader(payloadSize: UInt64(offset))
+        for index in runs.indices { runs[index].dataOffset += moofSize + header.count }
+        let start = bytesWritten
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(moofSize + header.count + offset)
+        if fragmented { bytes += MovieBoxes.fragment(sequence: UInt32(fragmentOffsets.count + 1), runs: runs) }
+        bytes += header
+        for part in payload { bytes += part }
+        do {
+            try write(bytes)
+            if configuration.syncEachFragment { try file.sync() }
+        } catch {
+            // Keep the file ending at the last whole fragment, so it stays recoverable.
+            state = .failed
+            bytesWritten = start
+            try? file.truncate(to: start)
+            throw error
+        }
+        if fragmented { fragmentOffsets.append(start) }
+        fragmentsWritten += 1
+        for run in runs {
+            let track = Int(run.trackID) - 1
+            tracks[track].table.chunks.append((start + UInt64(run.dataOffset), UInt32(run.sizes.count)))
+            for index in run.sizes.indices {
+                tracks[track].table.append(
+                    size: run.sizes[index], duration: run.durations[index],
+                    compositionOffset: run.compositionOffsets[index], isSync: run.isSync[index])
+            }
+        }
+    }
+}

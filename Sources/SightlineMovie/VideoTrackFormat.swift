@@ -1,0 +1,121 @@
+import SightlineCore
+
+/// An H.264 video track's format: the decoder configuration record (`avcC`) and the
+/// picture size. Samples are length-prefixed NAL units, as the record's length size says.
+public struct VideoTrackFormat: Sendable, Hashable {
+    public var avcConfiguration: [UInt8]
+    public var width: Int
+    public var height: Int
+    /// Ticks per second of the track (and of the movie); use the source's time base so
+    /// timestamps stay exact.
+    public var timescale: Int32
+
+    public init(avcConfiguration: [UInt8], width: Int, height: Int, timescale: Int32) throws {
+        guard avcConfiguration.count >= 7, avcConfiguration[0] == 1 else {
+            throw MovieError.invalidInput("the H.264 configuration is not an avcC record (version 1)")
+        }
+        guard (1...65535).contains(width), (1...65535).contains(height), timescale > 0 else {
+            throw MovieError.invalidInput("video size \(width)x\(height) or timescale \(timescale) is out of range")
+        }
+        self.avcConfiguration = avcConfiguration
+        self.width = width
+        self.height = height
+        self.timescale = timescale
+    }
+
+    /// Builds the `avcC` record from parameter sets in Annex B form (start codes), as an
+    /// encoder's extradata or the first key frame carries them.
+    public init(annexBParameterSets: [UInt8], width: Int, height: Int, timescale: Int32) throws {
+        let units = H264.nalUnits(annexB: annexBParameterSets)
+        let sps = units.filter { ($0.first ?? 0) & 0x1F == 7 }
+        let pps = units.filter { ($0.first ?? 0) & 0x1F == 8 }
+        guard let first = sps.first, first.count >= 4, !pps.isEmpty else {
+            throw MovieError.invalidInput("the H.264 parameter sets lack an SPS or a PPS")
+        }
+        var w = ByteWriter()
+        w.u8(1)
+        w.append(first.dropFirst().prefix(3))  // profile, compatibility, level
+        w.u8(0xFF)  // 4-byte NAL lengths
+        w.u8(0xE0 | UInt8(sps.count))
+        for unit in sps { w.u16(UInt16(unit.count)); w.append(unit) }
+        w.u8(UInt8(pps.count))
+        for unit in pps { w.u16(UInt16(unit.count)); w.append(unit) }
+        try self.init(avcConfiguration: w.bytes, width: width, height: height, timescale: timescale)
+    }
+
+    var sampleEntry: [UInt8] {
+        boxBytes { w in
+            w.box("avc1") { w in
+                w.zeros(6)
+                w.u16(1)  // data reference index
+                w.zeros(16)  // version, revision, vendor, temporal and spatial quality
+                w.u16(UInt16(width))
+                w.u16(UInt16(height))
+                w.u32(0x0048_0000)  // 72 dpi
+                w.u32(0x0048_0000)
+                w.u32(0)
+                w.u16(1)  // frames per sample
+                var name = ByteWriter()
+                name.pascalString("H.264")
+                w.append(name.bytes)
+                w.zeros(32 - name.count)
+                w.u16(0x18)  // depth
+                w.i16(-1)  // no colour table
+                w.box("avcC") { $0.append(avcConfiguration) }
+            }
+        }
+    }
+}
+
+/// One H.264 access unit for `MovieWriter`.
+public struct VideoSample: Sendable {
+    /// Length-prefixed NAL units (use `init(annexB:…)` for start-code input).
+    public var data: [UInt8]
+    public var decodeTime: MediaTime
+    public var presentationTime: MediaTime
+    /// Needed only for the last sample; others last until the next one's decode time.
+    public var duration: MediaTime?
+    public var isSync: Bool
+
+    public init(data: [UInt8], decodeTime: MediaTime, presentationTime: MediaTime, duration: MediaTime? = nil, isSync: Bool) {
+        self.data = data
+        self.decodeTime = decodeTime
+        self.presentationTime = presentationTime
+        self.duration = duration
+        self.isSync = isSync
+    }
+
+    /// From Annex B bytes (start codes), converted to 4-byte length prefixes.
+    public init(annexB: [UInt8], decodeTime: MediaTime, presentationTime: MediaTime, duration: MediaTime? = nil, isSync: Bool) {
+        var w = ByteWriter(capacity: annexB.count + 16)
+        for unit in H264.nalUnits(annexB: annexB) {
+            w.u32(UInt32(unit.count))
+            w.append(unit)
+        }
+        self.init(data: w.bytes, decodeTime: decodeTime, presentationTime: presentationTime, duration: duration, isSync: isSync)
+    }
+}
+
+enum H264 {
+    /// The NAL units between Annex B start codes (00 00 01 or 00 00 00 01).
+    static func nalUnits(annexB bytes: [UInt8]) -> [ArraySlice<UInt8>] {
+        var units: [ArraySlice<UInt8>] = []
+        var start: Int?
+        var index = 0
+        while index + 2 < bytes.count {
+            if bytes[index] == 0, bytes[index + 1] == 0, bytes[index + 2] == 1 {
+                if let begin = start {
+                    var end = index
+                    while end > begin, bytes[end - 1] == 0 { end -= 1 }  // trailing zeros of a 4-byte code
+                    units.append(bytes[begin..<end])
+                }
+                index += 3
+                start = index
+            } else {
+                index += 1
+            }
+        }
+        if let begin = start, begin < bytes.count { units.append(bytes[begin...]) }
+        return units.filter { !$0.isEmpty }
+    }
+}

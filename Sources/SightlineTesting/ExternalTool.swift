@@ -1,0 +1,68 @@
+import Foundation
+
+/// Runs an independent program (ffprobe, exiftool, mediainfo) and collects what it printed.
+public enum ExternalTool {
+    public struct Output: Sendable {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
+    }
+
+    /// Whether `name` is on PATH.
+    public static func isInstalled(_ name: String) -> Bool {
+        (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":").contains {
+            FileManager.default.isExecutableFile(atPath: "\($0)/\(name)")
+        }
+    }
+
+    public static func run(_ name: String, _ arguments: [String]) throws -> Output {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [name] + arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Drain stderr on the side, so neither pipe can fill and stall the tool.
+        let errorData = LockedData()
+        let drained = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            errorData.set(err.fileHandleForReading.readDataToEndOfFile())
+            drained.signal()
+        }
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        drained.wait()
+        return Output(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: errorData.get(), as: UTF8.self))
+    }
+
+    /// Runs the tool and parses its standard output as JSON.
+    public static func json(_ name: String, _ arguments: [String]) throws -> Any {
+        let output = try run(name, arguments)
+        return try JSONSerialization.jsonObject(with: Data(output.stdout.utf8))
+    }
+}
+
+private final class LockedData: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+    func set(_ value: Data) { lock.withLock { data = value } }
+    func get() -> Data { lock.withLock { data } }
+}
+
+/// A fresh directory under the system's temporary directory, removed when released.
+public final class TemporaryDirectory: @unchecked Sendable {
+    public let path: String
+
+    public init(_ prefix: String = "sightline") throws {
+        path = NSTemporaryDirectory() + "\(prefix)-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    public func file(_ name: String) -> String { "\(path)/\(name)" }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import SightlineCapture
+import SightlineCore
+import SightlineMovie
+import SightlineSamples
+
+/// The bundled 640x480 clip (300 frames, 30 fps, H.264 with B-frames) remuxed with a known
+/// script of faces, a barcode, location and orientation, so tests can compare what every
+/// reader sees with what was written.
+struct SampleRecording {
+    static let location1 = "+48.8577+002.2950+035.000/"
+    static let location2 = "+48.8584+002.2945+035.000/"
+    static let barcodeJSON = #"[{"type":"qr","value":"https://example.com/sightline","corners":[0.1,0.1,0.3,0.1,0.3,0.3,0.1,0.3]}]"#
+    static let tracks: [MetadataTrackFormat] = [
+        .detectedFaces, .videoOrientation, .locationISO6709, .detectedMachineReadableCodes,
+    ]
+
+    /// Faces on frame `n` (30 fps): none for 0–29, face 1 from 30, face 2 joins at 90 and
+    /// both leave at 200; face 3 (roll, no yaw) from 240 to the end.
+    static func faces(onFrame n: Int) -> [FaceObject] {
+        func face(_ id: Int, x: Double, roll: Double?, yaw: Double?) -> FaceObject {
+            FaceObject(
+                faceID: id, bounds: NormalizedRect(x: x, y: 0.25 + Double(id) * 0.05, width: 0.2, height: 0.3),
+                rollAngle: roll, yawAngle: yaw, time: MediaTime(value: Int64(n), timescale: 30), duration: nil,
+                score: 1, subDetector: 0)
+        }
+        var faces: [FaceObject] = []
+        if (30..<200).contains(n) { faces.append(face(1, x: 0.05 + Double(n) * 0.001, roll: 0, yaw: 0)) }
+        if (90..<200).contains(n) { faces.append(face(2, x: 0.6, roll: 27, yaw: 315)) }
+        if n >= 240 { faces.append(face(3, x: 0.4 - Double(n - 240) * 0.002, roll: 333, yaw: nil)) }
+        return faces
+    }
+
+    let packets: [EncodedVideoReader.Packet]
+    let format: VideoTrackFormat
+    /// Presentation time of each frame, in presentation order.
+    let frameTimes: [MediaTime]
+
+    init() throws {
+        let reader = try EncodedVideoReader(url: SampleMedia.faces640x480.path)
+        var packets: [EncodedVideoReader.Packet] = []
+        while let packet = try reader.next() { packets.append(packet) }
+        self.packets = packets
+        format = try VideoTrackFormat(
+            avcConfiguration: reader.codecConfiguration, width: reader.width, height: reader.height,
+            timescale: reader.timescale)
+        frameTimes = packets.map(\.presentationTime).sorted()
+    }
+
+    /// Writes the recording; without `finish` the file is left as a crash would leave it.
+    @discardableResult
+    func write(to path: String, fragmentInterval: MediaTime? = MediaTime(value: 2, timescale: 1), finish: Bool = true)
+        throws -> MovieWriter
+    {
+        let writer = try MovieWriter(
+            path: path, video: format, metadataTracks: Self.tracks,
+            configuration: .init(fragmentInterval: fragmentInterval, syncEachFragment: false))
+        let start = frameTimes[0]
+        try writer.append(
+            TimedMetadataGroup(
+                time: start, items: [MetadataItem(identifier: MetadataIdentifier.videoOrientation, dataType: .int16, value: .int(1))]),
+            toMetadataTrack: 1)
+        for (time, text) in [(start, Self.location1), (start + MediaTime(value: 5, timescale: 1), Self.location2)] {
+            try writer.append(
+                TimedMetadataGroup(
+                    time: time,
+                    items: [MetadataItem(identifier: MetadataIdentifier.locationISO6709, dataType: .utf8, value: .string(text))]),
+                toMetadataTrack: 2)
+        }
+        var nextFrame = 0
+        var hadFaces = false
+        for packet in packets {
+            // Metadata for a frame goes in once the video has reached it, as a recorder does.
+            while nextFrame < frameTimes.count, frameTimes[nextFrame] <= packet.presentationTime {
+                let faces = Self.faces(onFrame: nextFrame)
+                if !faces.isEmpty || hadFaces {
+                    try writer.append(
+                        TimedMetadataGroup(time: frameTimes[nextFrame], items: faces.isEmpty ? [] : [.detectedFaces(faces)]),
+                        toMetadataTrack: 0)
+                }
+                hadFaces = !faces.isEmpty
+                if nextFrame == 60 || nextFrame == 120 {
+                    let items =
+                        nextFrame == 60
+                        ? [MetadataItem(identifier: MetadataIdentifier.detectedMachineReadableCodes, dataType: .utf8, value: .string(Self.barcodeJSON))]
+                        : []
+                    try writer.append(TimedMetadataGroup(time: frameTimes[nextFrame], items: items), toMetadataTrack: 3)
+                }
+                nextFrame += 1
+            }
+            try writer.append(
+                VideoSample(
+                    data: packet.data, decodeTime: packet.decodeTime, presentationTime: packet.presentationTime,
+                    duration: packet.duration, isSync: packet.isKeyFrame))
+        }
+        if finish { try writer.finish() }
+        return writer
+    }
+}
