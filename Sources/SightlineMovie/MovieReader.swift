@@ -271,13 +271,10 @@ public final class MovieReader {
                 let (version, runFlags) = try r.versionAndFlags()
                 let fieldsPerSample = [0x100, 0x200, 0x400, 0x800].filter { runFlags & $0 != 0 }.count
                 let declared = try r.u32()
-                let count =
-                    fieldsPerSample > 0
-                    ? try r.checkEntries(declared, size: 4 * fieldsPerSample + (runFlags & 0x1 != 0 ? 4 : 0), in: "trun")
-                    : Int(declared)
                 var offset = base
-                if runFlags & 0x1 != 0 { offset = UInt64(Int64(base) + Int64(try r.i32())) }
+                if runFlags & 0x1 != 0 { offset = UInt64(clamping: Int64(base) + Int64(try r.i32())) }
                 let firstFlags = runFlags & 0x4 != 0 ? try r.u32() : nil
+                let count = fieldsPerSample > 0 ? try r.checkEntries(declared, size: 4 * fieldsPerSample, in: "trun") : Int(declared)
                 guard tracks[index].samples.count + count <= Self.maximumSampleCount else {
                     throw MovieError.malformed("track \(id) declares more than \(Self.maximumSampleCount) samples")
                 }
