@@ -67,7 +67,7 @@ let package = Package(
         .executableTarget(
             name: "sightline",
             dependencies: [
-                "SightlinePipeline", "SightlineSamples",
+                "SightlinePipeline", "SightlineSamples", "SightlineMovie",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -83,7 +83,8 @@ let package = Package(
         .testTarget(name: "SightlineBusTests", dependencies: ["SightlineBus", "SightlineTesting"]),
         .testTarget(
             name: "SightlineMovieTests",
-            dependencies: ["SightlineMovie", "SightlineCapture", "SightlineSamples", "SightlineTesting"]),
+            dependencies: ["SightlineMovie", "SightlineCapture", "SightlineSamples", "SightlineTesting"],
+            exclude: ["Corpus"]),
         .testTarget(
             name: "SightlineEndToEndTests",
             dependencies: ["SightlinePipeline", "SightlineBus", "SightlineSamples", "SightlineTesting"]),

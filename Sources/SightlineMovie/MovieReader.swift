@@ -111,7 +111,8 @@ public final class MovieReader {
         let movies = topLevelBoxes.filter { $0.type == "moov" }
         guard !movies.isEmpty else {
             throw MovieError.malformed(
-                topLevelBoxes.isEmpty ? "no boxes found" : "no 'moov' box (not a movie, or cut off before its header)")
+                topLevelBoxes.first?.type == "ftyp"
+                    ? "no 'moov' box (cut off before its header was written)" : "not a QuickTime or MP4 file")
         }
         var chosen: (bytes: [UInt8], boxes: [Box], fragmented: Bool)?
         for movie in movies {
@@ -245,7 +246,16 @@ public final class MovieReader {
         return defaults
     }
 
+    /// Adds a fragment's samples to the tracks, all or none.
     private func parseFragment(_ bytes: [UInt8], at start: UInt64, defaults: [UInt32: TrackDefaults]) throws {
+        var parsed = tracks
+        try parseFragment(bytes, at: start, defaults: defaults, into: &parsed)
+        tracks = parsed
+    }
+
+    private func parseFragment(
+        _ bytes: [UInt8], at start: UInt64, defaults: [UInt32: TrackDefaults], into tracks: inout [MovieTrack]
+    ) throws {
         for traf in try Box.children(of: bytes, in: 8..<bytes.count).all("traf") {
             let children = try Box.children(of: bytes, in: traf.payload)
             guard let tfhd = children.first("tfhd") else { throw MovieError.malformed("'traf' without 'tfhd'") }
@@ -272,7 +282,11 @@ public final class MovieReader {
                 let fieldsPerSample = [0x100, 0x200, 0x400, 0x800].filter { runFlags & $0 != 0 }.count
                 let declared = try r.u32()
                 var offset = base
-                if runFlags & 0x1 != 0 { offset = UInt64(clamping: Int64(base) + Int64(try r.i32())) }
+                if runFlags & 0x1 != 0 {
+                    let signed = Int64(base) + Int64(try r.i32())
+                    guard signed >= 0 else { throw MovieError.malformed("track \(id) has a sample outside the file at byte \(signed)") }
+                    offset = UInt64(signed)
+                }
                 let firstFlags = runFlags & 0x4 != 0 ? try r.u32() : nil
                 let count = fieldsPerSample > 0 ? try r.checkEntries(declared, size: 4 * fieldsPerSample, in: "trun") : Int(declared)
                 guard tracks[index].samples.count + count <= Self.maximumSampleCount else {

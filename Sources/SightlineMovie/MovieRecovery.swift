@@ -15,6 +15,9 @@ public enum MovieRecovery {
         let scan = try file.topLevelBoxes()
         let originalSize = try file.size
         let movies = scan.boxes.filter { $0.type == "moov" }
+        guard scan.boxes.first?.type == "ftyp" else {
+            throw MovieError.unreadable(path: path, reason: "not a QuickTime or MP4 file")
+        }
         guard let initial = movies.first else {
             throw MovieError.unreadable(path: path, reason: "no 'moov' box: the recording died before its header was written")
         }
