@@ -67,7 +67,7 @@ let package = Package(
         .executableTarget(
             name: "sightline",
             dependencies: [
-                "SightlinePipeline", "SightlineSamples", "SightlineMovie",
+                "SightlinePipeline", "SightlineSamples", "SightlineMovie", "SightlineCapture",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

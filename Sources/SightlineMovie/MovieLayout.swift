@@ -129,7 +129,7 @@ enum MovieBoxes {
             }
             if duration > 0 {
                 w.box("edts") { w in
-                    let wideEdit = duration > UInt32.max || track.editMediaTime > Int32.max
+                    let wideEdit = duration > UInt32.max || Int32(exactly: track.editMediaTime) == nil
                     w.fullBox("elst", version: wideEdit ? 1 : 0, flags: 0) { w in
                         w.u32(1)
                         if wideEdit { w.u64(duration); w.i64(track.editMediaTime) } else {

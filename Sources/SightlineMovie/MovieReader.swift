@@ -38,7 +38,7 @@ public struct MovieTrack: Sendable {
     /// Movie time of a sample's presentation: its media time less the edit's start.
     public func presentationTime(of sample: MovieSample) -> MediaTime {
         MediaTime(
-            value: sample.decodeTime + Int64(sample.compositionOffset) - editMediaTime,
+            value: sample.decodeTime &+ Int64(sample.compositionOffset) &- editMediaTime,
             timescale: Int32(clamping: max(timescale, 1)))
     }
 }
@@ -270,7 +270,7 @@ public final class MovieReader {
             if flags & 0x8 != 0 { trackDefaults.duration = try r.u32() }
             if flags & 0x10 != 0 { trackDefaults.size = try r.u32() }
             if flags & 0x20 != 0 { trackDefaults.flags = try r.u32() }
-            var decodeTime = tracks[index].samples.last.map { $0.decodeTime + Int64($0.duration) } ?? 0
+            var decodeTime = tracks[index].samples.last.map { $0.decodeTime &+ Int64($0.duration) } ?? 0
             if let tfdt = children.first("tfdt") {
                 r = ByteReader(bytes, range: tfdt.payload)
                 let (version, _) = try r.versionAndFlags()
@@ -283,7 +283,7 @@ public final class MovieReader {
                 let declared = try r.u32()
                 var offset = base
                 if runFlags & 0x1 != 0 {
-                    let signed = Int64(base) + Int64(try r.i32())
+                    let signed = Int64(clamping: base) + Int64(try r.i32())
                     guard signed >= 0 else { throw MovieError.malformed("track \(id) has a sample outside the file at byte \(signed)") }
                     offset = UInt64(signed)
                 }
@@ -299,15 +299,17 @@ public final class MovieReader {
                     if sampleIndex == 0, let firstFlags { sampleFlags = firstFlags }
                     let cto: Int32 =
                         runFlags & 0x800 != 0 ? (version == 0 ? Int32(clamping: try r.u32()) : try r.i32()) : 0
-                    guard size > 0, offset + UInt64(size) <= fileSize else {
+                    guard size > 0, offset <= fileSize, UInt64(size) <= fileSize - offset else {
                         throw MovieError.malformed("track \(id) has a sample outside the file at byte \(offset)")
                     }
+                    let (nextDecodeTime, overflow) = decodeTime.addingReportingOverflow(Int64(duration))
+                    guard !overflow else { throw MovieError.malformed("track \(id) has decode times past 2^63") }
                     tracks[index].samples.append(
                         MovieSample(
                             offset: offset, size: size, decodeTime: decodeTime, duration: duration, compositionOffset: cto,
                             isSync: sampleFlags & 0x0001_0000 == 0))
                     offset += UInt64(size)
-                    decodeTime += Int64(duration)
+                    decodeTime = nextDecodeTime
                 }
             }
         }
@@ -368,7 +370,7 @@ private struct SampleTableParser {
             var offset = chunkOffset
             for _ in 0..<min(Int(chunkRuns[runIndex][1]), sizes.count - offsets.count) {
                 offsets.append(offset)
-                offset += UInt64(sizes[offsets.count - 1])
+                offset = offset.addingReportingOverflow(UInt64(sizes[offsets.count - 1])).partialValue
             }
         }
         let count = offsets.count
@@ -391,7 +393,7 @@ private struct SampleTableParser {
         samples.reserveCapacity(count)
         var decodeTime: Int64 = 0
         for index in 0..<count {
-            guard sizes[index] > 0, offsets[index] + UInt64(sizes[index]) <= fileSize else { break }
+            guard sizes[index] > 0, offsets[index] <= fileSize, UInt64(sizes[index]) <= fileSize - offsets[index] else { break }
             samples.append(
                 MovieSample(
                     offset: offsets[index], size: sizes[index], decodeTime: decodeTime, duration: durations[index],

@@ -69,7 +69,7 @@ extension TrackLayout {
         self.init(
             id: track.id, handler: track.mediaType, timescale: track.timescale, sampleEntry: track.sampleEntry,
             width: track.width, height: track.height, describes: track.describes)
-        let firstPresentation = track.samples.map { $0.decodeTime + Int64($0.compositionOffset) }.min() ?? 0
+        let firstPresentation = track.samples.map { $0.decodeTime &+ Int64($0.compositionOffset) }.min() ?? 0
         editMediaTime = track.mediaType == "vide" ? firstPresentation : track.editMediaTime
         var nextOffset: UInt64?
         for sample in track.samples {
