@@ -219,6 +219,53 @@ let logger = Logger(label: "test")
         #expect(messages.filter { $0.event?.change == .enter }.count == 4)
         #expect(messages.filter { $0.kind == .faces && !$0.faces!.isEmpty }.count == 294)
     }
+
+    static let movieTests = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("SightlineMovieTests")
+
+    /// `inspect` on the iPhone-layout fixture: the track list, then every group as JSON.
+    @Test func inspectPrintsTracksAndMetadata() throws {
+        let fixture = Self.movieTests.appendingPathComponent("Fixtures/iphone-layout.mov").path
+        let summary = try sightline(["inspect", fixture])
+        #expect(summary.status == 0)
+        #expect(summary.stdout.contains("3 tracks, finalised"))
+        #expect(summary.stdout.contains("track 3: meta mebx, 101 samples, 4.000 s, timescale 600, describes track 2"))
+        #expect(summary.stdout.contains("key 1: mdta/com.apple.quicktime.detected-face (com.apple.quicktime.detected-face)"))
+
+        let metadata = try sightline(["inspect", fixture, "--metadata"])
+        let lines = try metadata.stdout.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(lines.count == 102)
+        #expect(lines.map { $0["track"] as? Int } == Array(repeating: 3, count: 101) + [4])
+        #expect((lines[0]["items"] as? [Any])?.isEmpty == true)
+        #expect(lines[1]["time"] as? Double == 1.0 / 30)
+        let face = ((lines[1]["items"] as? [[String: Any]])?.first?["value"] as? [[[String: Any]]])?.first
+        #expect(face?.first { $0["identifier"] as? String == "fiel/com.apple.quicktime.detected-face.bounds" }?["value"] as? [Double]
+            == [0.26, 0.3764, 0.3704, 0.3764, 0.3704, 0.5756, 0.26, 0.5756])
+        #expect(face?.first { $0["identifier"] as? String == "fiel/com.apple.quicktime.detected-face.face-id" }?["value"] as? Int == 1)
+        #expect((lines[101]["items"] as? [[String: Any]])?.first?["value"] as? Int == 6)
+
+        try expectOneLineError(["inspect", fixture, "--metadata", "--track", "9"], mentioning: "no metadata track 9")
+        try expectOneLineError(["inspect", "/etc/hostname"], mentioning: "/etc/hostname is not a readable movie: not a QuickTime or MP4 file")
+        try expectOneLineError(["inspect", "/no/such.mov"], mentioning: "opening /no/such.mov failed: No such file or directory")
+    }
+
+    /// `recover` on a recording cut off in its third fragment.
+    @Test func recoverFinalisesACutRecording() throws {
+        let fragmented = Self.movieTests.appendingPathComponent("Corpus/small-fragmented.mov")
+        let bytes = try Data(contentsOf: fragmented)
+        let cut = FileManager.default.temporaryDirectory.appendingPathComponent("cut-\(UUID()).mov")
+        defer { try? FileManager.default.removeItem(at: cut) }
+        try bytes.prefix(bytes.count - 100).write(to: cut)
+        #expect(try sightline(["inspect", cut.path]).stdout.contains("fragmented"))
+        let recovered = try sightline(["recover", cut.path])
+        #expect(recovered.status == 0)
+        #expect(recovered.stdout.hasPrefix("\(cut.path): recovered "))
+        #expect(try sightline(["inspect", cut.path]).stdout.contains("finalised"))
+        #expect(try sightline(["recover", cut.path]).stdout == "\(cut.path): already finalised\n")
+        try expectOneLineError(["recover", "/etc/hostname"], mentioning: "not a QuickTime or MP4 file")
+    }
 }
 
 final class Collected: Sendable {
