@@ -42,8 +42,10 @@ struct SampleTable {
 struct FragmentRun {
     var trackID: UInt32
     var baseDecodeTime: UInt64
-    /// Offset of the first sample from the start of the `moof`.
+    /// Offset of the first sample from the start of the `moof`, which `trun` holds in 32
+    /// bits; past 1 GiB the run gives the file offset in `tfhd` (`absoluteOffset`) instead.
     var dataOffset: Int
+    var absoluteOffset: UInt64?
     var sizes: [UInt32]
     var durations: [UInt32]
     var compositionOffsets: [UInt32]
@@ -266,13 +268,17 @@ enum MovieBoxes {
                 w.fullBox("mfhd", version: 0, flags: 0) { $0.u32(sequence) }
                 for run in runs {
                     w.box("traf") { w in
-                        w.fullBox("tfhd", version: 0, flags: 0x02_0000) { $0.u32(run.trackID) }
+                        if let absolute = run.absoluteOffset {
+                            w.fullBox("tfhd", version: 0, flags: 0x1) { $0.u32(run.trackID); $0.u64(absolute) }
+                        } else {
+                            w.fullBox("tfhd", version: 0, flags: 0x02_0000) { $0.u32(run.trackID) }
+                        }
                         w.fullBox("tfdt", version: 1, flags: 0) { $0.u64(run.baseDecodeTime) }
                         let hasOffsets = run.compositionOffsets.contains { $0 != 0 }
                         let flags: UInt32 = 0x1 | 0x100 | 0x200 | 0x400 | (hasOffsets ? 0x800 : 0)
                         w.fullBox("trun", version: 0, flags: flags) { w in
                             w.u32(UInt32(run.sizes.count))
-                            w.i32(Int32(run.dataOffset))
+                            w.i32(run.absoluteOffset == nil ? Int32(run.dataOffset) : 0)
                             for index in run.sizes.indices {
                                 w.u32(run.durations[index])
                                 w.u32(run.sizes[index])

@@ -77,22 +77,21 @@ public final class MovieReader {
         }
     }
 
-    /// The metadata track's timed groups, one per sample, in order; NULL samples give
-    /// empty groups ("nothing during this time").
-    public func metadataGroups(track id: UInt32) throws -> [TimedMetadataGroup] {
-        guard let track = tracks.first(where: { $0.id == id }), let format = track.metadataFormat else {
+    /// Reads a metadata track's timed groups one at a time, in order, like
+    /// `AVAssetReaderOutputMetadataAdaptor.nextTimedMetadataGroup()`; NULL samples give empty
+    /// groups ("nothing during this time").
+    public func metadataGroupReader(track id: UInt32) throws -> MetadataGroupReader {
+        guard let track = tracks.first(where: { $0.id == id }), track.metadataFormat != nil else {
             throw MovieError.invalidInput("\(path) has no metadata track \(id)")
         }
+        return MetadataGroupReader(movie: self, track: track)
+    }
+
+    /// All of a metadata track's timed groups.
+    public func metadataGroups(track id: UInt32) throws -> [TimedMetadataGroup] {
+        let reader = try metadataGroupReader(track: id)
         var groups: [TimedMetadataGroup] = []
-        groups.reserveCapacity(track.samples.count)
-        for sample in track.samples {
-            let bytes = try readSample(sample)
-            groups.append(
-                TimedMetadataGroup(
-                    time: track.presentationTime(of: sample),
-                    duration: MediaTime(value: Int64(sample.duration), timescale: Int32(clamping: max(track.timescale, 1))),
-                    items: MetadataCoding.items(in: bytes, range: bytes.indices, format: format)))
-        }
+        while let group = try reader.next() { groups.append(group) }
         return groups
     }
 
@@ -313,6 +312,32 @@ public final class MovieReader {
                 }
             }
         }
+    }
+}
+
+/// Decodes one metadata track's samples into groups, in order.
+public final class MetadataGroupReader {
+    private let movie: MovieReader
+    private let track: MovieTrack
+    private let format: MetadataTrackFormat
+    private var index = 0
+
+    init(movie: MovieReader, track: MovieTrack) {
+        self.movie = movie
+        self.track = track
+        format = track.metadataFormat!
+    }
+
+    /// The next group, or nil after the last.
+    public func next() throws -> TimedMetadataGroup? {
+        guard index < track.samples.count else { return nil }
+        let sample = track.samples[index]
+        index += 1
+        let bytes = try movie.readSample(sample)
+        return TimedMetadataGroup(
+            time: track.presentationTime(of: sample),
+            duration: MediaTime(value: Int64(sample.duration), timescale: Int32(clamping: max(track.timescale, 1))),
+            items: MetadataCoding.items(in: bytes, range: bytes.indices, format: format))
     }
 }
 

@@ -218,17 +218,26 @@ public final class MovieWriter {
         guard !runs.isEmpty else { return }
 
         let fragmented = configuration.fragmentInterval != nil
-        let moofSize = fragmented ? MovieBoxes.fragmentSize(runs: runs) : 0
-        let header = MovieBoxes.mediaDataHeader(payloadSize: UInt64(offset))
-        for index in runs.indices { runs[index].dataOffset += moofSize + header.count }
         let start = bytesWritten
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(moofSize + header.count + offset)
-        if fragmented { bytes += MovieBoxes.fragment(sequence: UInt32(fragmentOffsets.count + 1), runs: runs) }
-        bytes += header
-        for part in payload { bytes += part }
+        let header = MovieBoxes.mediaDataHeader(payloadSize: UInt64(offset))
+        for index in runs.indices where runs[index].dataOffset > 1 << 30 { runs[index].absoluteOffset = 0 }
+        let moofSize = fragmented ? MovieBoxes.fragmentSize(runs: runs) : 0
+        for index in runs.indices {
+            runs[index].dataOffset += moofSize + header.count
+            if runs[index].absoluteOffset != nil { runs[index].absoluteOffset = start + UInt64(runs[index].dataOffset) }
+        }
         do {
-            try write(bytes)
+            var buffer = fragmented ? MovieBoxes.fragment(sequence: UInt32(fragmentOffsets.count + 1), runs: runs) : []
+            buffer += header
+            // Small samples are gathered into few large writes; large ones go straight out.
+            for part in payload {
+                if buffer.count + part.count > 1 << 20 {
+                    try write(buffer)
+                    buffer.removeAll(keepingCapacity: true)
+                }
+                if part.count > 1 << 20 { try write(part) } else { buffer += part }
+            }
+            try write(buffer)
             if configuration.syncEachFragment { try file.sync() }
         } catch {
             // Keep the file ending at the last whole fragment, so it stays recoverable.

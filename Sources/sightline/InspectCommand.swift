@@ -48,7 +48,8 @@ struct InspectCommand: ParsableCommand {
         var output = ""
         output.reserveCapacity(1 << 16)
         for metadataTrack in tracks {
-            for group in try movie.metadataGroups(track: metadataTrack.id) {
+            let groups = try movie.metadataGroupReader(track: metadataTrack.id)
+            while let group = try groups.next() {
                 output += "{\"track\":\(metadataTrack.id),\"time\":\(JSONText.seconds(group.time)),"
                 output += "\"duration\":\(group.duration.map(JSONText.seconds) ?? "null"),\"items\":["
                 output += group.items.map(JSONText.item).joined(separator: ",")
@@ -127,6 +128,7 @@ struct RecoverCommand: ParsableCommand {
 /// Just enough JSON writing for metadata lines, fast enough for long recordings.
 enum JSONText {
     static func string(_ text: String) -> String {
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x22 && $0 != 0x5C }) { return "\"" + text + "\"" }
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -159,7 +161,7 @@ enum JSONText {
     }
 
     static func value(_ value: MetadataValue, single: Bool) -> String {
-        func float(_ v: Double) -> String { single && v.isFinite ? "\(Float(v))".replacingOccurrences(of: ".0e", with: "e") : number(v) }
+        func float(_ v: Double) -> String { single && v.isFinite ? "\(Float(v))" : number(v) }
         switch value {
         case .string(let text): return string(text)
         case .int(let v): return String(v)
