@@ -51,11 +51,13 @@ public final class EncodedVideoReader {
         let timeBase = context.pointee.streams[Int(index)]!.pointee.time_base
         guard timeBase.num == 1, timeBase.den > 0 else {
             avformat_close_input(&format)
-            throw SightlineError.sourceUnavailable(source: url, reason: "unsupported time base \(timeBase.num)/\(timeBase.den)")
+            throw SightlineError.sourceUnavailable(
+                source: url, reason: "unsupported time base \(timeBase.num)/\(timeBase.den)")
         }
         timescale = timeBase.den
         codecConfiguration =
-            parameters.extradata.map { Array(UnsafeBufferPointer(start: $0, count: Int(parameters.extradata_size))) } ?? []
+            parameters.extradata.map { Array(UnsafeBufferPointer(start: $0, count: Int(parameters.extradata_size))) }
+            ?? []
     }
 
     deinit {
@@ -79,7 +81,8 @@ public final class EncodedVideoReader {
                 data: Array(UnsafeBufferPointer(start: data, count: Int(packet.pointee.size))),
                 decodeTime: MediaTime(value: dts, timescale: timescale),
                 presentationTime: MediaTime(value: pts, timescale: timescale),
-                duration: packet.pointee.duration > 0 ? MediaTime(value: packet.pointee.duration, timescale: timescale) : nil,
+                duration: packet.pointee.duration > 0
+                    ? MediaTime(value: packet.pointee.duration, timescale: timescale) : nil,
                 isKeyFrame: packet.pointee.flags & AV_PKT_FLAG_KEY != 0)
         }
     }

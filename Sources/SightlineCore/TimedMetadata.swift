@@ -129,11 +129,13 @@ extension MetadataItem {
             ]
             if let roll = face.rollAngle {
                 fields.append(
-                    MetadataItem(identifier: MetadataIdentifier.detectedFaceRollAngle, dataType: .float32, value: .float(roll)))
+                    MetadataItem(
+                        identifier: MetadataIdentifier.detectedFaceRollAngle, dataType: .float32, value: .float(roll)))
             }
             if let yaw = face.yawAngle {
                 fields.append(
-                    MetadataItem(identifier: MetadataIdentifier.detectedFaceYawAngle, dataType: .float32, value: .float(yaw)))
+                    MetadataItem(
+                        identifier: MetadataIdentifier.detectedFaceYawAngle, dataType: .float32, value: .float(yaw)))
             }
             return fields
         }

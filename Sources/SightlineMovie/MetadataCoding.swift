@@ -16,7 +16,9 @@ enum MetadataCoding {
         return writer.bytes
     }
 
-    private static func writeItems(_ items: [MetadataItem], format: MetadataTrackFormat, into writer: inout ByteWriter) throws {
+    private static func writeItems(_ items: [MetadataItem], format: MetadataTrackFormat, into writer: inout ByteWriter)
+        throws
+    {
         for item in items {
             guard let key = format.key(identifier: item.identifier) else {
                 throw MovieError.invalidInput("the track has no key '\(item.identifier)'")
@@ -38,7 +40,9 @@ enum MetadataCoding {
             switch value {
             case .int(let v): wide = v
             case .uint(let v) where v <= UInt64(Int64.max): wide = Int64(v)
-            case .uint(let v) where bits == 64 && !signed: w.u64(v); return
+            case .uint(let v) where bits == 64 && !signed:
+                w.u64(v)
+                return
             default: throw mismatch()
             }
             let fits =
@@ -47,7 +51,9 @@ enum MetadataCoding {
                 : (wide >= 0 && (bits == 64 || wide < (1 << bits)))
             guard fits else { throw mismatch() }
             let pattern = UInt64(bitPattern: wide)
-            for shift in stride(from: bits - 8, through: 0, by: -8) { w.u8(UInt8(truncatingIfNeeded: pattern >> UInt64(shift))) }
+            for shift in stride(from: bits - 8, through: 0, by: -8) {
+                w.u8(UInt8(truncatingIfNeeded: pattern >> UInt64(shift)))
+            }
         }
         func number() throws -> Double {
             switch value {
@@ -108,12 +114,15 @@ enum MetadataCoding {
 
     /// The items of a sample. Unknown ids and id 0 are padding; an item that overruns the
     /// sample ends the list.
-    static func items(in bytes: [UInt8], range: Range<Int>, format: MetadataTrackFormat, depth: Int = 0) -> [MetadataItem] {
+    static func items(in bytes: [UInt8], range: Range<Int>, format: MetadataTrackFormat, depth: Int = 0)
+        -> [MetadataItem]
+    {
         var reader = ByteReader(bytes, range: range)
         var items: [MetadataItem] = []
         while reader.remaining >= 8 {
             let start = reader.position
-            guard let size = try? Int(reader.u32()), let id = try? reader.u32(), size >= 8, size <= reader.remaining + 8 else { break }
+            guard let size = try? Int(reader.u32()), let id = try? reader.u32(), size >= 8, size <= reader.remaining + 8
+            else { break }
             let valueRange = (start + 8)..<(start + size)
             try? reader.skip(size - 8)
             guard id != 0, id != 0xFFFF_FFFF, let key = format.key(localID: id) else { continue }
@@ -156,7 +165,8 @@ enum MetadataCoding {
             let width = code == 79 ? 8 : 4
             let count = range.count / width
             if range.count % width == 0, floatCounts[code]!(count) {
-                decoded = .floats((0..<count).compactMap { _ in width == 8 ? try? r.f64() : (try? r.f32()).map(Double.init) })
+                decoded = .floats(
+                    (0..<count).compactMap { _ in width == 8 ? try? r.f64() : (try? r.f32()).map(Double.init) })
             } else {
                 decoded = nil
             }
@@ -175,7 +185,9 @@ enum MetadataCoding {
 
     /// `crec` → `cits` → items, when the value is laid out that way (detected faces and
     /// other record collections); nil otherwise.
-    private static func records(_ bytes: [UInt8], range: Range<Int>, format: MetadataTrackFormat, depth: Int) -> [[MetadataItem]]? {
+    private static func records(_ bytes: [UInt8], range: Range<Int>, format: MetadataTrackFormat, depth: Int)
+        -> [[MetadataItem]]?
+    {
         guard depth < 4, range.count >= 8, let crecs = try? Box.children(of: bytes, in: range), !crecs.isEmpty,
             crecs.allSatisfy({ $0.type == "crec" })
         else { return nil }
@@ -196,12 +208,21 @@ enum MetadataCoding {
                     for key in format.keys {
                         w.box(FourCC(rawValue: key.localID)) { w in
                             let (namespace, name) = split(key.identifier)
-                            w.box("keyd") { $0.fourCC(namespace); $0.append(Array(name.utf8)) }
+                            w.box("keyd") {
+                                $0.fourCC(namespace)
+                                $0.append(Array(name.utf8))
+                            }
                             w.box("dtyp") { w in
                                 switch key.dataType {
-                                case .wellKnown(let code): w.u32(0); w.u32(code)
-                                case .named(let name): w.u32(1); w.append(Array(name.utf8))
-                                case .other(let namespace, let bytes): w.u32(namespace); w.append(bytes)
+                                case .wellKnown(let code):
+                                    w.u32(0)
+                                    w.u32(code)
+                                case .named(let name):
+                                    w.u32(1)
+                                    w.append(Array(name.utf8))
+                                case .other(let namespace, let bytes):
+                                    w.u32(namespace)
+                                    w.append(bytes)
                                 }
                             }
                             w.append(key.extraBoxes)
@@ -221,13 +242,17 @@ enum MetadataCoding {
     }
 
     /// Parses a `mebx` sample entry's payload (after the 8-byte box header).
-    static func parseSampleEntry(_ bytes: [UInt8], payload: Range<Int>, describesVideo: Bool) throws -> MetadataTrackFormat {
+    static func parseSampleEntry(_ bytes: [UInt8], payload: Range<Int>, describesVideo: Bool) throws
+        -> MetadataTrackFormat
+    {
         guard payload.count >= 8 else { throw MovieError.malformed("'mebx' sample entry is too short") }
         let boxes = try Box.children(of: bytes, in: (payload.lowerBound + 8)..<payload.upperBound)
         guard let keysBox = boxes.first("keys") else { throw MovieError.malformed("'mebx' sample entry has no 'keys'") }
         var keys: [MetadataKey] = []
         for keyBox in try Box.children(of: bytes, in: keysBox.payload) where keyBox.type.rawValue != 0 {
-            var identifier = "", dataType = MetadataDataType.raw, extras: [UInt8] = []
+            var identifier = ""
+            var dataType = MetadataDataType.raw
+            var extras: [UInt8] = []
             for child in try Box.children(of: bytes, in: keyBox.payload) {
                 var r = ByteReader(bytes, range: child.payload)
                 switch child.type {
@@ -246,7 +271,9 @@ enum MetadataCoding {
                 default: extras.append(contentsOf: bytes[child.start..<child.end])
                 }
             }
-            keys.append(MetadataKey(localID: keyBox.type.rawValue, identifier: identifier, dataType: dataType, extraBoxes: extras))
+            keys.append(
+                MetadataKey(
+                    localID: keyBox.type.rawValue, identifier: identifier, dataType: dataType, extraBoxes: extras))
         }
         let trailing = boxes.filter { $0.type != "keys" }.flatMap { bytes[$0.start..<$0.end] }
         return MetadataTrackFormat(keys: keys, describesVideo: describesVideo, trailingBoxes: trailing)

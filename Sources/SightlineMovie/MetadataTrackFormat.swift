@@ -58,14 +58,22 @@ public struct MetadataTrackFormat: Sendable, Hashable {
             return .videoOrientation
         default:
             return MetadataTrackFormat(
-                keys: [MetadataKey(localID: 1, identifier: identifier, dataType: dataType)], describesVideo: describesVideo)
+                keys: [MetadataKey(localID: 1, identifier: identifier, dataType: dataType)],
+                describesVideo: describesVideo)
         }
     }
 
     /// Detected faces exactly as iOS 12 declares them (see docs/movie-format.md).
     public static let detectedFaces: MetadataTrackFormat = {
         let sdpd = boxBytes { $0.box("sdpd") { $0.box("sdpi") { $0.u32(0) } } }
-        let ctps = boxBytes { $0.box("ctps") { $0.box("dtyp") { $0.u32(0); $0.u32(69) } } }
+        let ctps = boxBytes {
+            $0.box("ctps") {
+                $0.box("dtyp") {
+                    $0.u32(0)
+                    $0.u32(69)
+                }
+            }
+        }
         let lidpLidl = boxBytes { w in
             w.box("lidp") { $0.u32(1) }
             w.box("lidl") { w in
@@ -76,14 +84,19 @@ public struct MetadataTrackFormat: Sendable, Hashable {
         }
         return MetadataTrackFormat(
             keys: [
-                MetadataKey(localID: 3, identifier: MetadataIdentifier.detectedFaceBounds, dataType: .polygonF32, extraBoxes: sdpd),
+                MetadataKey(
+                    localID: 3, identifier: MetadataIdentifier.detectedFaceBounds, dataType: .polygonF32,
+                    extraBoxes: sdpd),
                 MetadataKey(
                     localID: 1, identifier: MetadataIdentifier.detectedFace,
                     dataType: .named("com.apple.quicktime.detected-face"), extraBoxes: ctps),
                 MetadataKey(
-                    localID: 4, identifier: MetadataIdentifier.detectedFaceRollAngle, dataType: .float32, extraBoxes: sdpd),
+                    localID: 4, identifier: MetadataIdentifier.detectedFaceRollAngle, dataType: .float32,
+                    extraBoxes: sdpd),
                 MetadataKey(localID: 2, identifier: MetadataIdentifier.detectedFaceID, dataType: .uint32),
-                MetadataKey(localID: 5, identifier: MetadataIdentifier.detectedFaceYawAngle, dataType: .float32, extraBoxes: sdpd),
+                MetadataKey(
+                    localID: 5, identifier: MetadataIdentifier.detectedFaceYawAngle, dataType: .float32,
+                    extraBoxes: sdpd),
             ], describesVideo: true, trailingBoxes: lidpLidl)
     }()
 
@@ -103,7 +116,14 @@ public struct MetadataTrackFormat: Sendable, Hashable {
         keys: [
             MetadataKey(
                 localID: 1, identifier: MetadataIdentifier.locationISO6709, dataType: locationType,
-                extraBoxes: boxBytes { $0.box("ctps") { $0.box("dtyp") { $0.u32(0); $0.u32(1) } } })
+                extraBoxes: boxBytes {
+                    $0.box("ctps") {
+                        $0.box("dtyp") {
+                            $0.u32(0)
+                            $0.u32(1)
+                        }
+                    }
+                })
         ], describesVideo: false)
 
     /// Barcodes and QR codes: a JSON array as UTF-8, which every tool shows as text.

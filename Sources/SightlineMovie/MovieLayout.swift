@@ -55,7 +55,11 @@ struct FragmentRun {
 /// Builds the boxes that frame the samples: file type, movie headers, fragments.
 enum MovieBoxes {
     static let fileType: [UInt8] = boxBytes { w in
-        w.box("ftyp") { $0.fourCC("qt  "); $0.u32(0); $0.fourCC("qt  ") }
+        w.box("ftyp") {
+            $0.fourCC("qt  ")
+            $0.u32(0)
+            $0.fourCC("qt  ")
+        }
         w.box("wide") { _ in }
     }
 
@@ -103,14 +107,21 @@ enum MovieBoxes {
     }
 
     private static func times(_ w: inout ByteWriter, wide: Bool, creation: UInt64) {
-        if wide { w.u64(creation); w.u64(creation) } else { w.u32(UInt32(creation)); w.u32(UInt32(creation)) }
+        if wide {
+            w.u64(creation)
+            w.u64(creation)
+        } else {
+            w.u32(UInt32(creation))
+            w.u32(UInt32(creation))
+        }
     }
 
     private static func matrix(_ w: inout ByteWriter) {
         for value: UInt32 in [0x0001_0000, 0, 0, 0, 0x0001_0000, 0, 0, 0, 0x4000_0000] { w.u32(value) }
     }
 
-    private static func trak(_ w: inout ByteWriter, _ track: TrackLayout, movieTimescale: UInt32, creationTime: UInt64) {
+    private static func trak(_ w: inout ByteWriter, _ track: TrackLayout, movieTimescale: UInt32, creationTime: UInt64)
+    {
         let duration = movieDuration(of: track, movieTimescale: movieTimescale)
         let mediaDuration = track.table.duration
         let wide = duration > UInt32.max || mediaDuration > UInt32.max || creationTime > UInt32.max
@@ -134,7 +145,10 @@ enum MovieBoxes {
                     let wideEdit = duration > UInt32.max || Int32(exactly: track.editMediaTime) == nil
                     w.fullBox("elst", version: wideEdit ? 1 : 0, flags: 0) { w in
                         w.u32(1)
-                        if wideEdit { w.u64(duration); w.i64(track.editMediaTime) } else {
+                        if wideEdit {
+                            w.u64(duration)
+                            w.i64(track.editMediaTime)
+                        } else {
                             w.u32(UInt32(duration))
                             w.i32(Int32(track.editMediaTime))
                         }
@@ -153,7 +167,9 @@ enum MovieBoxes {
                     w.u16(0x55C4)  // 'und'
                     w.u16(0)
                 }
-                handler(&w, type: "mhlr", subtype: track.handler, name: track.isVideo ? "Core Media Video" : "Core Media Metadata")
+                handler(
+                    &w, type: "mhlr", subtype: track.handler,
+                    name: track.isVideo ? "Core Media Video" : "Core Media Metadata")
                 w.box("minf") { w in
                     if track.isVideo {
                         w.fullBox("vmhd", version: 0, flags: 1) { $0.zeros(8) }
@@ -193,17 +209,26 @@ enum MovieBoxes {
     private static func sampleTable(_ w: inout ByteWriter, _ track: TrackLayout) {
         let table = track.table
         w.box("stbl") { w in
-            w.fullBox("stsd", version: 0, flags: 0) { $0.u32(1); $0.append(track.sampleEntry) }
+            w.fullBox("stsd", version: 0, flags: 0) {
+                $0.u32(1)
+                $0.append(track.sampleEntry)
+            }
             let durationRuns = runs(table.durations)
             w.fullBox("stts", version: 0, flags: 0) { w in
                 w.u32(UInt32(durationRuns.count))
-                for run in durationRuns { w.u32(run.count); w.u32(run.value) }
+                for run in durationRuns {
+                    w.u32(run.count)
+                    w.u32(run.value)
+                }
             }
             if table.compositionOffsets.contains(where: { $0 != 0 }) {
                 let offsetRuns = runs(table.compositionOffsets)
                 w.fullBox("ctts", version: 0, flags: 0) { w in
                     w.u32(UInt32(offsetRuns.count))
-                    for run in offsetRuns { w.u32(run.count); w.u32(run.value) }
+                    for run in offsetRuns {
+                        w.u32(run.count)
+                        w.u32(run.value)
+                    }
                 }
             }
             // No stss means every sample is a sync sample, as for all metadata.
@@ -269,7 +294,10 @@ enum MovieBoxes {
                 for run in runs {
                     w.box("traf") { w in
                         if let absolute = run.absoluteOffset {
-                            w.fullBox("tfhd", version: 0, flags: 0x1) { $0.u32(run.trackID); $0.u64(absolute) }
+                            w.fullBox("tfhd", version: 0, flags: 0x1) {
+                                $0.u32(run.trackID)
+                                $0.u64(absolute)
+                            }
                         } else {
                             w.fullBox("tfhd", version: 0, flags: 0x02_0000) { $0.u32(run.trackID) }
                         }

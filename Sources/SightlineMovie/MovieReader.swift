@@ -145,7 +145,8 @@ public final class MovieReader {
 
     private func loadBox(_ box: (type: FourCC, start: UInt64, size: UInt64)) throws -> [UInt8] {
         guard box.size <= Self.maximumHeaderSize else {
-            throw MovieError.malformed("'\(box.type)' at byte \(box.start) is \(box.size) bytes, too large for a header")
+            throw MovieError.malformed(
+                "'\(box.type)' at byte \(box.start) is \(box.size) bytes, too large for a header")
         }
         return try file.read(Int(box.size), at: box.start)
     }
@@ -185,7 +186,8 @@ public final class MovieReader {
             try r.skip(8)
             mediaType = try r.fourCC()
         }
-        var track = MovieTrack(id: id, mediaType: mediaType, format: "    ", timescale: timescale, width: width, height: height)
+        var track = MovieTrack(
+            id: id, mediaType: mediaType, format: "    ", timescale: timescale, width: width, height: height)
         if let cdsc = try child(bytes, trak, ["tref", "cdsc"]) {
             r = ByteReader(bytes, range: cdsc.payload)
             while r.remaining >= 4 { track.describes.append(try r.u32()) }
@@ -204,11 +206,16 @@ public final class MovieReader {
                     mediaTime = Int64(try r.i32())
                 }
                 try r.skip(4)
-                if mediaTime >= 0 { first = mediaTime; break }  // -1 is an empty edit
+                if mediaTime >= 0 {
+                    first = mediaTime
+                    break
+                }  // -1 is an empty edit
             }
             track.editMediaTime = first ?? 0
         }
-        guard let stbl = try child(bytes, mdia, ["minf", "stbl"]) else { throw MovieError.malformed("track \(id) has no 'stbl'") }
+        guard let stbl = try child(bytes, mdia, ["minf", "stbl"]) else {
+            throw MovieError.malformed("track \(id) has no 'stbl'")
+        }
         let tables = try Box.children(of: bytes, in: stbl.payload)
         if let stsd = tables.first("stsd") {
             r = ByteReader(bytes, range: stsd.payload)
@@ -283,11 +290,15 @@ public final class MovieReader {
                 var offset = base
                 if runFlags & 0x1 != 0 {
                     let signed = Int64(clamping: base) + Int64(try r.i32())
-                    guard signed >= 0 else { throw MovieError.malformed("track \(id) has a sample outside the file at byte \(signed)") }
+                    guard signed >= 0 else {
+                        throw MovieError.malformed("track \(id) has a sample outside the file at byte \(signed)")
+                    }
                     offset = UInt64(signed)
                 }
                 let firstFlags = runFlags & 0x4 != 0 ? try r.u32() : nil
-                let count = fieldsPerSample > 0 ? try r.checkEntries(declared, size: 4 * fieldsPerSample, in: "trun") : Int(declared)
+                let count =
+                    fieldsPerSample > 0
+                    ? try r.checkEntries(declared, size: 4 * fieldsPerSample, in: "trun") : Int(declared)
                 guard tracks[index].samples.count + count <= Self.maximumSampleCount else {
                     throw MovieError.malformed("track \(id) declares more than \(Self.maximumSampleCount) samples")
                 }
@@ -305,7 +316,8 @@ public final class MovieReader {
                     guard !overflow else { throw MovieError.malformed("track \(id) has decode times past 2^63") }
                     tracks[index].samples.append(
                         MovieSample(
-                            offset: offset, size: size, decodeTime: decodeTime, duration: duration, compositionOffset: cto,
+                            offset: offset, size: size, decodeTime: decodeTime, duration: duration,
+                            compositionOffset: cto,
                             isSync: sampleFlags & 0x0001_0000 == 0))
                     offset += UInt64(size)
                     decodeTime = nextDecodeTime
@@ -367,8 +379,10 @@ private struct SampleTableParser {
                 let count = try r.checkEntries(declared, size: 4, in: "stsz")
                 sizes = try (0..<count).map { _ in try r.u32() }
             } else {
-                guard UInt64(declared) * UInt64(constant) <= fileSize, Int(declared) <= MovieReader.maximumSampleCount else {
-                    throw MovieError.malformed("'stsz' declares \(declared) samples of \(constant) bytes, more than the file holds")
+                guard UInt64(declared) * UInt64(constant) <= fileSize, Int(declared) <= MovieReader.maximumSampleCount
+                else {
+                    throw MovieError.malformed(
+                        "'stsz' declares \(declared) samples of \(constant) bytes, more than the file holds")
                 }
                 sizes = Array(repeating: constant, count: Int(declared))
             }
@@ -409,16 +423,22 @@ private struct SampleTableParser {
         while durations.count < count { durations.append(durations.last ?? 0) }
         var offsetsInTime: [Int32] = []
         for run in try entries("ctts", fields: 2) where offsetsInTime.count < count {
-            offsetsInTime.append(contentsOf: repeatElement(Int32(bitPattern: run[1]), count: min(Int(run[0]), count - offsetsInTime.count)))
+            offsetsInTime.append(
+                contentsOf: repeatElement(
+                    Int32(bitPattern: run[1]), count: min(Int(run[0]), count - offsetsInTime.count)))
         }
         var sync = [Bool](repeating: boxes.first("stss") == nil, count: count)
-        for entry in try entries("stss", fields: 1) where entry[0] >= 1 && Int(entry[0]) <= count { sync[Int(entry[0]) - 1] = true }
+        for entry in try entries("stss", fields: 1) where entry[0] >= 1 && Int(entry[0]) <= count {
+            sync[Int(entry[0]) - 1] = true
+        }
 
         var samples: [MovieSample] = []
         samples.reserveCapacity(count)
         var decodeTime: Int64 = 0
         for index in 0..<count {
-            guard sizes[index] > 0, offsets[index] <= fileSize, UInt64(sizes[index]) <= fileSize - offsets[index] else { break }
+            guard sizes[index] > 0, offsets[index] <= fileSize, UInt64(sizes[index]) <= fileSize - offsets[index] else {
+                break
+            }
             samples.append(
                 MovieSample(
                     offset: offsets[index], size: sizes[index], decodeTime: decodeTime, duration: durations[index],

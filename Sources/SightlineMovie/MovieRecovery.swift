@@ -19,7 +19,8 @@ public enum MovieRecovery {
             throw MovieError.unreadable(path: path, reason: "not a QuickTime or MP4 file")
         }
         guard let initial = movies.first else {
-            throw MovieError.unreadable(path: path, reason: "no 'moov' box: the recording died before its header was written")
+            throw MovieError.unreadable(
+                path: path, reason: "no 'moov' box: the recording died before its header was written")
         }
         let headers = scan.boxes.filter { $0.type == "moof" || $0 == initial }.map(\.start)
         let reader = try MovieReader(path: path)
@@ -46,7 +47,8 @@ public enum MovieRecovery {
 
         let tracks = kept.tracks.map(TrackLayout.init(recovering:))
         let timescale = tracks.first(where: \.isVideo)?.timescale ?? tracks.first?.timescale ?? 600
-        let movie = MovieBoxes.movie(tracks: tracks, timescale: timescale, fragmented: false, creationTime: MovieBoxes.now)
+        let movie = MovieBoxes.movie(
+            tracks: tracks, timescale: timescale, fragmented: false, creationTime: MovieBoxes.now)
         try file.write(movie, at: end)
         try file.sync()
         try hideFragmentHeaders(in: file, at: headers.filter { $0 < end })
@@ -80,7 +82,8 @@ extension TrackLayout {
             }
             nextOffset = sample.offset + UInt64(sample.size)
             table.append(
-                size: sample.size, duration: sample.duration, compositionOffset: UInt32(clamping: sample.compositionOffset),
+                size: sample.size, duration: sample.duration,
+                compositionOffset: UInt32(clamping: sample.compositionOffset),
                 isSync: sample.isSync)
         }
     }

@@ -93,7 +93,9 @@ public final class MovieWriter {
         try write(MovieBoxes.fileType)
         if configuration.fragmentInterval != nil {
             initialMovieOffset = bytesWritten
-            try write(MovieBoxes.movie(tracks: tracks, timescale: UInt32(timescale), fragmented: true, creationTime: creationTime))
+            try write(
+                MovieBoxes.movie(
+                    tracks: tracks, timescale: UInt32(timescale), fragmented: true, creationTime: creationTime))
         }
         if configuration.syncEachFragment { try file.sync() }
     }
@@ -104,7 +106,8 @@ public final class MovieWriter {
         let decodeTime = sample.decodeTime.converted(to: timescale).value
         let presentationTime = sample.presentationTime.converted(to: timescale).value
         if let last = lastDecodeTime, decodeTime <= last {
-            throw MovieError.invalidInput("video decode time \(sample.decodeTime) does not increase (previous \(last)/\(timescale))")
+            throw MovieError.invalidInput(
+                "video decode time \(sample.decodeTime) does not increase (previous \(last)/\(timescale))")
         }
         guard presentationTime >= decodeTime else {
             throw MovieError.invalidInput("video presentation time \(sample.presentationTime) precedes its decode time")
@@ -130,9 +133,10 @@ public final class MovieWriter {
             pending[pending.count - 1].duration = decodeTime - last.decodeTime
         }
         let duration = sample.duration.map { $0.converted(to: timescale).value }
-        pending.append(PendingVideo(
-            data: sample.data, decodeTime: decodeTime, presentationTime: presentationTime, duration: duration,
-            isSync: sample.isSync))
+        pending.append(
+            PendingVideo(
+                data: sample.data, decodeTime: decodeTime, presentationTime: presentationTime, duration: duration,
+                isSync: sample.isSync))
         lastDecodeTime = decodeTime
     }
 
@@ -164,7 +168,8 @@ public final class MovieWriter {
             let end = pending.reduce(presentationEnd) { max($0, $1.presentationTime + ($1.duration ?? 0)) }
             try cut(metadataUntil: end)
         }
-        let movie = MovieBoxes.movie(tracks: tracks, timescale: UInt32(timescale), fragmented: false, creationTime: creationTime)
+        let movie = MovieBoxes.movie(
+            tracks: tracks, timescale: UInt32(timescale), fragmented: false, creationTime: creationTime)
         try file.write(movie, at: bytesWritten)
         bytesWritten += UInt64(movie.count)
         try file.sync()
@@ -195,11 +200,12 @@ public final class MovieWriter {
         if let last = video.last, let duration = last.duration { lastDuration = duration }
         if !video.isEmpty {
             let durations = video.map { UInt32(clamping: $0.duration ?? 0) }
-            runs.append(FragmentRun(
-                trackID: 1, baseDecodeTime: UInt64(video[0].decodeTime - firstDecodeTime), dataOffset: offset,
-                sizes: video.map { UInt32($0.data.count) }, durations: durations,
-                compositionOffsets: video.map { UInt32(clamping: $0.presentationTime - $0.decodeTime) },
-                isSync: video.map(\.isSync)))
+            runs.append(
+                FragmentRun(
+                    trackID: 1, baseDecodeTime: UInt64(video[0].decodeTime - firstDecodeTime), dataOffset: offset,
+                    sizes: video.map { UInt32($0.data.count) }, durations: durations,
+                    compositionOffsets: video.map { UInt32(clamping: $0.presentationTime - $0.decodeTime) },
+                    isSync: video.map(\.isSync)))
             payload += video.map(\.data)
             offset += video.reduce(0) { $0 + $1.data.count }
             presentationEnd = video.reduce(presentationEnd) { max($0, $1.presentationTime + ($1.duration ?? 0)) }
@@ -208,10 +214,11 @@ public final class MovieWriter {
             let base = timelines[index].cursor - origin
             let samples = timelines[index].samples(until: metadataUntil, nullSample: MetadataCoding.nullSample)
             guard !samples.isEmpty else { continue }
-            runs.append(FragmentRun(
-                trackID: UInt32(index + 2), baseDecodeTime: UInt64(max(base, 0)), dataOffset: offset,
-                sizes: samples.map { UInt32($0.payload.count) }, durations: samples.map(\.duration),
-                compositionOffsets: samples.map { _ in 0 }, isSync: samples.map { _ in true }))
+            runs.append(
+                FragmentRun(
+                    trackID: UInt32(index + 2), baseDecodeTime: UInt64(max(base, 0)), dataOffset: offset,
+                    sizes: samples.map { UInt32($0.payload.count) }, durations: samples.map(\.duration),
+                    compositionOffsets: samples.map { _ in 0 }, isSync: samples.map { _ in true }))
             payload += samples.map(\.payload)
             offset += samples.reduce(0) { $0 + $1.payload.count }
         }

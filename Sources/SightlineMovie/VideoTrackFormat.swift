@@ -37,9 +37,15 @@ public struct VideoTrackFormat: Sendable, Hashable {
         w.append(first.dropFirst().prefix(3))  // profile, compatibility, level
         w.u8(0xFF)  // 4-byte NAL lengths
         w.u8(0xE0 | UInt8(sps.count))
-        for unit in sps { w.u16(UInt16(unit.count)); w.append(unit) }
+        for unit in sps {
+            w.u16(UInt16(unit.count))
+            w.append(unit)
+        }
         w.u8(UInt8(pps.count))
-        for unit in pps { w.u16(UInt16(unit.count)); w.append(unit) }
+        for unit in pps {
+            w.u16(UInt16(unit.count))
+            w.append(unit)
+        }
         try self.init(avcConfiguration: w.bytes, width: width, height: height, timescale: timescale)
     }
 
@@ -77,7 +83,9 @@ public struct VideoSample: Sendable {
     public var duration: MediaTime?
     public var isSync: Bool
 
-    public init(data: [UInt8], decodeTime: MediaTime, presentationTime: MediaTime, duration: MediaTime? = nil, isSync: Bool) {
+    public init(
+        data: [UInt8], decodeTime: MediaTime, presentationTime: MediaTime, duration: MediaTime? = nil, isSync: Bool
+    ) {
         self.data = data
         self.decodeTime = decodeTime
         self.presentationTime = presentationTime
@@ -86,13 +94,17 @@ public struct VideoSample: Sendable {
     }
 
     /// From Annex B bytes (start codes), converted to 4-byte length prefixes.
-    public init(annexB: [UInt8], decodeTime: MediaTime, presentationTime: MediaTime, duration: MediaTime? = nil, isSync: Bool) {
+    public init(
+        annexB: [UInt8], decodeTime: MediaTime, presentationTime: MediaTime, duration: MediaTime? = nil, isSync: Bool
+    ) {
         var w = ByteWriter(capacity: annexB.count + 16)
         for unit in H264.nalUnits(annexB: annexB) {
             w.u32(UInt32(unit.count))
             w.append(unit)
         }
-        self.init(data: w.bytes, decodeTime: decodeTime, presentationTime: presentationTime, duration: duration, isSync: isSync)
+        self.init(
+            data: w.bytes, decodeTime: decodeTime, presentationTime: presentationTime, duration: duration,
+            isSync: isSync)
     }
 }
 

@@ -65,16 +65,25 @@ struct InspectCommand: ParsableCommand {
 
     private func printSummary(_ movie: MovieReader) {
         let duration = movie.tracks.map { $0.mediaDuration.seconds }.max() ?? 0
-        let state = movie.isFragmented ? "fragmented (recording in progress or cut off: `sightline recover` finalises it)" : "finalised"
-        print("\(file): \(movie.fileSize) bytes, \(String(format: "%.3f", duration)) s, \(movie.tracks.count) tracks, \(state)")
+        let state =
+            movie.isFragmented
+            ? "fragmented (recording in progress or cut off: `sightline recover` finalises it)" : "finalised"
+        print(
+            "\(file): \(movie.fileSize) bytes, \(String(format: "%.3f", duration)) s, \(movie.tracks.count) tracks, \(state)"
+        )
         for track in movie.tracks {
             var line = "  track \(track.id): \(track.mediaType) \(track.format)"
             if track.width > 0 { line += " \(track.width)x\(track.height)" }
-            line += ", \(track.samples.count) samples, \(String(format: "%.3f", track.mediaDuration.seconds)) s, timescale \(track.timescale)"
+            line +=
+                ", \(track.samples.count) samples, \(String(format: "%.3f", track.mediaDuration.seconds)) s, timescale \(track.timescale)"
             if track.mediaType == "vide" { line += ", \(track.samples.filter(\.isSync).count) key frames" }
-            if !track.describes.isEmpty { line += ", describes track \(track.describes.map(String.init).joined(separator: ","))" }
+            if !track.describes.isEmpty {
+                line += ", describes track \(track.describes.map(String.init).joined(separator: ","))"
+            }
             print(line)
-            for key in track.metadataFormat?.keys ?? [] { print("      key \(key.localID): \(key.identifier) (\(key.dataType))") }
+            for key in track.metadataFormat?.keys ?? [] {
+                print("      key \(key.localID): \(key.identifier) (\(key.dataType))")
+            }
         }
     }
 
@@ -114,7 +123,8 @@ struct RecoverCommand: ParsableCommand {
                 switch try MovieRecovery.recover(path: file) {
                 case .alreadyFinalised: print("\(file): already finalised")
                 case .recovered(let fragments, let discarded):
-                    print("\(file): recovered \(fragments) fragments, discarded \(discarded) bytes of an incomplete one")
+                    print(
+                        "\(file): recovered \(fragments) fragments, discarded \(discarded) bytes of an incomplete one")
                 }
             } catch {
                 FileHandle.standardError.write(Data("Error: \(error)\n".utf8))

@@ -36,29 +36,45 @@ struct MovieBenchCommand: ParsableCommand {
         let demuxSeconds = (ContinuousClock.now - started).milliseconds / 1000
         let mediaSeconds = duration(of: packets)
         let megabytes = Double(packets.reduce(0) { $0 + $1.data.count }) / 1e6
-        print(String(format: "input    %@: %dx%d, %d frames, %.1f s, %.1f MB", source, format.width, format.height, packets.count, mediaSeconds, megabytes))
+        print(
+            String(
+                format: "input    %@: %dx%d, %d frames, %.1f s, %.1f MB", source, format.width, format.height,
+                packets.count, mediaSeconds, megabytes))
 
         let output = scratch.path + "/out.mov"
-        let mux = try median((0..<runs).map { _ in try timed { try writeMovie(output, format: format, packets: packets) } })
+        let mux = try median(
+            (0..<runs).map { _ in try timed { try writeMovie(output, format: format, packets: packets) } })
         print(String(format: "mux      %7.3f s  %6.1f x real time", mux, mediaSeconds / mux))
         let remux = mux + demuxSeconds
         print(String(format: "remux    %7.3f s  %6.1f x real time (with demux)", remux, mediaSeconds / remux))
-        let ffmpeg = try median((0..<runs).map { _ in
-            try timed { try runProcess("ffmpeg", ["-v", "error", "-y", "-i", source, "-map", "0:v", "-c", "copy", scratch.path + "/ffmpeg.mov"]) }
-        })
-        print(String(format: "ffmpeg   %7.3f s  %6.1f x real time; sightline remux = %.2f x ffmpeg's speed (ffmpeg -c copy, no metadata)",
-                     ffmpeg, mediaSeconds / ffmpeg, ffmpeg / remux))
+        let ffmpeg = try median(
+            (0..<runs).map { _ in
+                try timed {
+                    try runProcess(
+                        "ffmpeg",
+                        ["-v", "error", "-y", "-i", source, "-map", "0:v", "-c", "copy", scratch.path + "/ffmpeg.mov"])
+                }
+            })
+        print(
+            String(
+                format:
+                    "ffmpeg   %7.3f s  %6.1f x real time; sightline remux = %.2f x ffmpeg's speed (ffmpeg -c copy, no metadata)",
+                ffmpeg, mediaSeconds / ffmpeg, ffmpeg / remux))
 
         let long = scratch.path + "/ten-minutes.mov"
         let (sampleFormat, samplePackets) = try demux(SampleMedia.faces640x480.path)
         try writeMovie(long, format: sampleFormat, packets: samplePackets, loops: 60)
         let groups = try MovieReader(path: long).metadataGroups(track: 2).count
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).path
-        let inspect = try median((0..<runs).map { _ in
-            try timed { try runProcess(executable, ["inspect", long, "--metadata"], discardOutput: true) }
-        })
-        print(String(format: "inspect  %7.3f s  for 10 min with faces on every frame (%d groups, %.1f MB file)", inspect, groups,
-                     Double(try FileManager.default.attributesOfItem(atPath: long)[.size] as? Int ?? 0) / 1e6))
+        let inspect = try median(
+            (0..<runs).map { _ in
+                try timed { try runProcess(executable, ["inspect", long, "--metadata"], discardOutput: true) }
+            })
+        print(
+            String(
+                format: "inspect  %7.3f s  for 10 min with faces on every frame (%d groups, %.1f MB file)", inspect,
+                groups,
+                Double(try FileManager.default.attributesOfItem(atPath: long)[.size] as? Int ?? 0) / 1e6))
     }
 
     private func demux(_ path: String) throws -> (VideoTrackFormat, [EncodedVideoReader.Packet]) {
@@ -66,7 +82,8 @@ struct MovieBenchCommand: ParsableCommand {
         var packets: [EncodedVideoReader.Packet] = []
         while let packet = try reader.next() { packets.append(packet) }
         let format = try VideoTrackFormat(
-            avcConfiguration: reader.codecConfiguration, width: reader.width, height: reader.height, timescale: reader.timescale)
+            avcConfiguration: reader.codecConfiguration, width: reader.width, height: reader.height,
+            timescale: reader.timescale)
         return (format, packets)
     }
 
@@ -76,7 +93,9 @@ struct MovieBenchCommand: ParsableCommand {
     }
 
     /// Writes `packets` (repeated `loops` times, times running on) with two faces per frame.
-    private func writeMovie(_ path: String, format: VideoTrackFormat, packets: [EncodedVideoReader.Packet], loops: Int = 1) throws {
+    private func writeMovie(
+        _ path: String, format: VideoTrackFormat, packets: [EncodedVideoReader.Packet], loops: Int = 1
+    ) throws {
         let writer = try MovieWriter(path: path, video: format, metadataTracks: [.detectedFaces])
         let span = MediaTime(seconds: duration(of: packets), timescale: format.timescale)
         for loop in 0..<loops {
@@ -85,13 +104,16 @@ struct MovieBenchCommand: ParsableCommand {
                 let time = packet.presentationTime + shift
                 let faces = (1...2).map { id in
                     FaceObject(
-                        faceID: id, bounds: NormalizedRect(x: 0.1 + 0.4 * Double(id - 1) + Double(index % 50) * 0.002, y: 0.3, width: 0.2, height: 0.3),
+                        faceID: id,
+                        bounds: NormalizedRect(
+                            x: 0.1 + 0.4 * Double(id - 1) + Double(index % 50) * 0.002, y: 0.3, width: 0.2, height: 0.3),
                         rollAngle: 0, yawAngle: 0, time: time, duration: nil, score: 1, subDetector: 0)
                 }
                 try writer.append(TimedMetadataGroup(time: time, items: [.detectedFaces(faces)]), toMetadataTrack: 0)
                 try writer.append(
                     VideoSample(
-                        data: packet.data, decodeTime: packet.decodeTime + shift, presentationTime: time, duration: packet.duration,
+                        data: packet.data, decodeTime: packet.decodeTime + shift, presentationTime: time,
+                        duration: packet.duration,
                         isSync: packet.isKeyFrame))
             }
         }
@@ -103,8 +125,11 @@ struct MovieBenchCommand: ParsableCommand {
         FileHandle.standardError.write(Data("making a 30 s 1080p30 H.264 clip with ffmpeg…\n".utf8))
         try runProcess(
             "ffmpeg",
-            ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30:duration=30", "-c:v", "libx264",
-             "-preset", "ultrafast", "-bf", "2", "-g", "60", "-pix_fmt", "yuv420p", path])
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30:duration=30", "-c:v",
+                "libx264",
+                "-preset", "ultrafast", "-bf", "2", "-g", "60", "-pix_fmt", "yuv420p", path,
+            ])
         return path
     }
 
@@ -124,7 +149,8 @@ struct MovieBenchCommand: ParsableCommand {
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw ValidationError("\(name) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
+            throw ValidationError(
+                "\(name) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
         }
     }
 }

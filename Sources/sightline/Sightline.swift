@@ -6,7 +6,10 @@ struct Sightline: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sightline",
         abstract: "Real-time video analytics: faces from cameras, files and streams, published over ZeroMQ.",
-        subcommands: [RunCommand.self, EventsCommand.self, InspectCommand.self, RecoverCommand.self, BenchCommand.self, MovieBenchCommand.self])
+        subcommands: [
+            RunCommand.self, EventsCommand.self, InspectCommand.self, RecoverCommand.self, BenchCommand.self,
+            MovieBenchCommand.self,
+        ])
 }
 
 /// Options every command shares.

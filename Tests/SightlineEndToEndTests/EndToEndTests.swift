@@ -230,7 +230,9 @@ let logger = Logger(label: "test")
         #expect(summary.status == 0)
         #expect(summary.stdout.contains("3 tracks, finalised"))
         #expect(summary.stdout.contains("track 3: meta mebx, 101 samples, 4.000 s, timescale 600, describes track 2"))
-        #expect(summary.stdout.contains("key 1: mdta/com.apple.quicktime.detected-face (com.apple.quicktime.detected-face)"))
+        #expect(
+            summary.stdout.contains("key 1: mdta/com.apple.quicktime.detected-face (com.apple.quicktime.detected-face)")
+        )
 
         let metadata = try sightline(["inspect", fixture, "--metadata"])
         let lines = try metadata.stdout.split(separator: "\n").map {
@@ -241,14 +243,21 @@ let logger = Logger(label: "test")
         #expect((lines[0]["items"] as? [Any])?.isEmpty == true)
         #expect(lines[1]["time"] as? Double == 1.0 / 30)
         let face = ((lines[1]["items"] as? [[String: Any]])?.first?["value"] as? [[[String: Any]]])?.first
-        #expect(face?.first { $0["identifier"] as? String == "fiel/com.apple.quicktime.detected-face.bounds" }?["value"] as? [Double]
-            == [0.26, 0.3764, 0.3704, 0.3764, 0.3704, 0.5756, 0.26, 0.5756])
-        #expect(face?.first { $0["identifier"] as? String == "fiel/com.apple.quicktime.detected-face.face-id" }?["value"] as? Int == 1)
+        #expect(
+            face?.first { $0["identifier"] as? String == "fiel/com.apple.quicktime.detected-face.bounds" }?["value"]
+                as? [Double]
+                == [0.26, 0.3764, 0.3704, 0.3764, 0.3704, 0.5756, 0.26, 0.5756])
+        #expect(
+            face?.first { $0["identifier"] as? String == "fiel/com.apple.quicktime.detected-face.face-id" }?["value"]
+                as? Int == 1)
         #expect((lines[101]["items"] as? [[String: Any]])?.first?["value"] as? Int == 6)
 
         try expectOneLineError(["inspect", fixture, "--metadata", "--track", "9"], mentioning: "no metadata track 9")
-        try expectOneLineError(["inspect", "/etc/hostname"], mentioning: "/etc/hostname is not a readable movie: not a QuickTime or MP4 file")
-        try expectOneLineError(["inspect", "/no/such.mov"], mentioning: "opening /no/such.mov failed: No such file or directory")
+        try expectOneLineError(
+            ["inspect", "/etc/hostname"],
+            mentioning: "/etc/hostname is not a readable movie: not a QuickTime or MP4 file")
+        try expectOneLineError(
+            ["inspect", "/no/such.mov"], mentioning: "opening /no/such.mov failed: No such file or directory")
     }
 
     /// `recover` on a recording cut off in its third fragment.

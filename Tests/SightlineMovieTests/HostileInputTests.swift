@@ -27,14 +27,25 @@ import Testing
                 let face = FaceObject(
                     faceID: frame / 6, bounds: NormalizedRect(x: 0.1, y: 0.2, width: 0.3, height: 0.4), rollAngle: 0,
                     yawAngle: 45, time: time, duration: nil, score: 1, subDetector: 3)
-                try writer.append(TimedMetadataGroup(time: time, items: frame % 9 == 0 ? [] : [.detectedFaces([face, face])]), toMetadataTrack: 0)
+                try writer.append(
+                    TimedMetadataGroup(time: time, items: frame % 9 == 0 ? [] : [.detectedFaces([face, face])]),
+                    toMetadataTrack: 0)
             }
             if frame == 0 {
                 try writer.append(
-                    TimedMetadataGroup(time: time, items: [MetadataItem(identifier: MetadataIdentifier.locationISO6709, dataType: .utf8, value: .string("+1.5-2.25/"))]),
+                    TimedMetadataGroup(
+                        time: time,
+                        items: [
+                            MetadataItem(
+                                identifier: MetadataIdentifier.locationISO6709, dataType: .utf8,
+                                value: .string("+1.5-2.25/"))
+                        ]),
                     toMetadataTrack: 1)
             }
-            try writer.append(VideoSample(data: [0, 0, 0, 4, frame % 4 == 0 ? 0x65 : 0x41, 1, 2, UInt8(frame)], decodeTime: time, presentationTime: time, isSync: frame % 4 == 0))
+            try writer.append(
+                VideoSample(
+                    data: [0, 0, 0, 4, frame % 4 == 0 ? 0x65 : 0x41, 1, 2, UInt8(frame)], decodeTime: time,
+                    presentationTime: time, isSync: frame % 4 == 0))
         }
         if finish { try writer.finish() }
     }
@@ -95,7 +106,9 @@ import Testing
         #expect(try outcome(patched(movie, "wide", at: -8, 3)).contains("has size 3"))
         // Absurd entry counts: they must not be believed, nor allocated.
         #expect(try outcome(patched(movie, "stsz", at: 8, 0xFFFF_FFFF)).contains("'stsz' declares"))
-        #expect(try outcome(patched(patched(movie, "stsz", at: 4, 1), "stsz", at: 8, 0xFFFF_FFFF)).contains("more than the file holds"))
+        #expect(
+            try outcome(patched(patched(movie, "stsz", at: 4, 1), "stsz", at: 8, 0xFFFF_FFFF)).contains(
+                "more than the file holds"))
         #expect(try outcome(patched(movie, "stco", at: 4, 0x4000_0000)).contains("'stco' declares"))
         #expect(try outcome(patched(movie, "stts", at: 4, 0xFFFF_FFFF)).contains("'stts' declares"))
         // A sample offset beyond the end: the table stops there.
@@ -135,12 +148,22 @@ import Testing
         let path = directory.file("nested.mov")
         let writer = try MovieWriter(
             path: path,
-            video: try VideoTrackFormat(avcConfiguration: [1, 0x64, 0, 0x1F, 0xFF, 0xE0, 0], width: 8, height: 8, timescale: 600),
+            video: try VideoTrackFormat(
+                avcConfiguration: [1, 0x64, 0, 0x1F, 0xFF, 0xE0, 0], width: 8, height: 8, timescale: 600),
             metadataTracks: [.detectedFaces])
         try writer.append(
-            TimedMetadataGroup(time: .zero, items: [MetadataItem(identifier: MetadataIdentifier.detectedFace, dataType: .named("com.apple.quicktime.detected-face"), value: .data(Array(sample.dropFirst(8))))]),
+            TimedMetadataGroup(
+                time: .zero,
+                items: [
+                    MetadataItem(
+                        identifier: MetadataIdentifier.detectedFace,
+                        dataType: .named("com.apple.quicktime.detected-face"), value: .data(Array(sample.dropFirst(8))))
+                ]),
             toMetadataTrack: 0)
-        try writer.append(VideoSample(data: [0, 0, 0, 1, 0x65], decodeTime: .zero, presentationTime: .zero, duration: MediaTime(value: 20, timescale: 600), isSync: true))
+        try writer.append(
+            VideoSample(
+                data: [0, 0, 0, 1, 0x65], decodeTime: .zero, presentationTime: .zero,
+                duration: MediaTime(value: 20, timescale: 600), isSync: true))
         try writer.finish()
         let groups = try MovieReader(path: path).metadataGroups(track: 2)
         var depth = 0
@@ -152,7 +175,9 @@ import Testing
         #expect(depth == 4)
     }
 
-    private func u32(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> UInt32(24 - 8 * $0)) } }
+    private func u32(_ value: UInt32) -> [UInt8] {
+        (0..<4).map { UInt8(truncatingIfNeeded: value >> UInt32(24 - 8 * $0)) }
+    }
 
     /// Mutation fuzzing of the reader and of recovery, seeded from the committed corpus.
     /// Short by default; `SIGHTLINE_FUZZ_SECONDS=300` runs it for five minutes.
@@ -183,14 +208,19 @@ import Testing
     }
 
     private func mutate(_ bytes: inout [UInt8], _ random: inout SplitMix) {
-        guard !bytes.isEmpty else { bytes = [0, 0, 0, 8]; return }
+        guard !bytes.isEmpty else {
+            bytes = [0, 0, 0, 8]
+            return
+        }
         let at = random.next(below: bytes.count)
         switch random.next(below: 7) {
         case 0: bytes[at] ^= UInt8(1 << random.next(below: 8))
         case 1: bytes[at] = UInt8(truncatingIfNeeded: random.next(below: 256))
         case 2:
             // An interesting 32-bit value where sizes and counts live.
-            let values: [UInt32] = [0, 1, 7, 8, 9, 16, 0x7FFF_FFFF, 0x8000_0000, 0xFFFF_FFFF, 0xFFFF_FFF8, UInt32(bytes.count)]
+            let values: [UInt32] = [
+                0, 1, 7, 8, 9, 16, 0x7FFF_FFFF, 0x8000_0000, 0xFFFF_FFFF, 0xFFFF_FFF8, UInt32(bytes.count),
+            ]
             let value = values[random.next(below: values.count)]
             for index in 0..<4 where at + index < bytes.count {
                 bytes[at + index] = UInt8(truncatingIfNeeded: value >> UInt32(24 - 8 * index))
@@ -204,7 +234,9 @@ import Testing
             bytes.removeSubrange(at..<at + length)
         default:
             // Swap a box type for another real one: "moov" ↔ "moof", "stco" → "co64" …
-            let types = ["moov", "moof", "mdat", "free", "trak", "stco", "co64", "crec", "cits", "keys", "mebx", "trun", "tfhd"]
+            let types = [
+                "moov", "moof", "mdat", "free", "trak", "stco", "co64", "crec", "cits", "keys", "mebx", "trun", "tfhd",
+            ]
             let type = Array(types[random.next(below: types.count)].utf8)
             for index in 0..<4 where at + index < bytes.count { bytes[at + index] = type[index] }
         }

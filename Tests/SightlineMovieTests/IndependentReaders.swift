@@ -6,10 +6,14 @@ enum IndependentReaders {
     /// ffprobe's streams: codec type, codec tag and packet count.
     static func streams(_ path: String) throws -> [(type: String, tag: String, frames: Int)] {
         let json = try ExternalTool.json(
-            "ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,codec_tag_string,nb_frames", "-of", "json", path])
+            "ffprobe",
+            ["-v", "error", "-show_entries", "stream=codec_type,codec_tag_string,nb_frames", "-of", "json", path])
         let streams = (json as? [String: Any])?["streams"] as? [[String: Any]] ?? []
         return streams.map {
-            ($0["codec_type"] as? String ?? "", $0["codec_tag_string"] as? String ?? "", Int($0["nb_frames"] as? String ?? "") ?? -1)
+            (
+                $0["codec_type"] as? String ?? "", $0["codec_tag_string"] as? String ?? "",
+                Int($0["nb_frames"] as? String ?? "") ?? -1
+            )
         }
     }
 
@@ -27,7 +31,8 @@ enum IndependentReaders {
         let output = try ExternalTool.run("exiftool", ["-ee", "-G3", "-a", "-n", "-s", path])
         var documents: [Int: [String: [String]]] = [:]
         for line in output.stdout.split(separator: "\n") where line.hasPrefix("[Doc") {
-            guard let close = line.firstIndex(of: "]"), let number = Int(line[line.index(line.startIndex, offsetBy: 4)..<close]),
+            guard let close = line.firstIndex(of: "]"),
+                let number = Int(line[line.index(line.startIndex, offsetBy: 4)..<close]),
                 let colon = line.range(of: ": ")
             else { continue }
             let tag = line[line.index(after: close)..<colon.lowerBound].trimmingCharacters(in: .whitespaces)

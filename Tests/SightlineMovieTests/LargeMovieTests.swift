@@ -23,15 +23,22 @@ struct LargeMovieTests {
             path: path, video: format, metadataTracks: [.detectedFaces],
             configuration: .init(fragmentInterval: MediaTime(value: 9, timescale: 1), syncEachFragment: false))
         var big = [UInt8](repeating: 0xAB, count: Self.sampleSize)
-        big.replaceSubrange(0..<5, with: [UInt8(((Self.sampleSize - 4) >> 24) & 0xFF), UInt8(((Self.sampleSize - 4) >> 16) & 0xFF), UInt8(((Self.sampleSize - 4) >> 8) & 0xFF), UInt8((Self.sampleSize - 4) & 0xFF), 0x65])
+        big.replaceSubrange(
+            0..<5,
+            with: [
+                UInt8(((Self.sampleSize - 4) >> 24) & 0xFF), UInt8(((Self.sampleSize - 4) >> 16) & 0xFF),
+                UInt8(((Self.sampleSize - 4) >> 8) & 0xFF), UInt8((Self.sampleSize - 4) & 0xFF), 0x65,
+            ])
         for frame in 0..<(Self.bigFrames + 10) {
             let time = MediaTime(value: Int64(frame), timescale: 10)
             let face = FaceObject(
-                faceID: frame, bounds: NormalizedRect(x: 0.1, y: 0.1, width: 0.2, height: 0.2), rollAngle: 0, yawAngle: 0,
+                faceID: frame, bounds: NormalizedRect(x: 0.1, y: 0.1, width: 0.2, height: 0.2), rollAngle: 0,
+                yawAngle: 0,
                 time: time, duration: nil, score: 1, subDetector: 0)
             try writer.append(TimedMetadataGroup(time: time, items: [.detectedFaces([face])]), toMetadataTrack: 0)
             let data = frame < Self.bigFrames ? big : [0, 0, 0, 2, 0x41, 0]
-            try writer.append(VideoSample(data: data, decodeTime: time, presentationTime: time, isSync: frame % 10 == 0))
+            try writer.append(
+                VideoSample(data: data, decodeTime: time, presentationTime: time, isSync: frame % 10 == 0))
         }
         if finish { try writer.finish() }
     }
@@ -46,17 +53,22 @@ struct LargeMovieTests {
         #expect(video.samples[Self.bigFrames - 1].offset > UInt64(UInt32.max))
         let faces = try movie.metadataGroups(track: 2)
         #expect(faces.count == frames)
-        #expect(faces.compactMap { group -> UInt64? in
-            guard case .records(let records)? = group.items.first?.value, case .uint(let id)? = records.first?.first?.value else { return nil }
-            return id
-        } == Array(0..<UInt64(frames)))
+        #expect(
+            faces.compactMap { group -> UInt64? in
+                guard case .records(let records)? = group.items.first?.value,
+                    case .uint(let id)? = records.first?.first?.value
+                else { return nil }
+                return id
+            } == Array(0..<UInt64(frames)))
         // ffprobe sees the same packets at the same positions.
-        let output = try ExternalTool.run("ffprobe", ["-v", "quiet", "-show_entries", "packet=stream_index,pos,size", "-of", "json", path])
+        let output = try ExternalTool.run(
+            "ffprobe", ["-v", "quiet", "-show_entries", "packet=stream_index,pos,size", "-of", "json", path])
         let json = try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any]
         let packets = (json?["packets"] as? [[String: Any]] ?? []).filter { $0["stream_index"] as? Int == 0 }
         #expect(packets.map { UInt64($0["pos"] as? String ?? "") } == video.samples.map(\.offset))
         #expect(packets.map { UInt32($0["size"] as? String ?? "") } == video.samples.map(\.size))
-        let documents = try ExternalTool.run("exiftool", ["-api", "LargeFileSupport=1", "-ee", "-n", "-DetectedFaceID", "-a", "-s3", path])
+        let documents = try ExternalTool.run(
+            "exiftool", ["-api", "LargeFileSupport=1", "-ee", "-n", "-DetectedFaceID", "-a", "-s3", path])
         #expect(documents.stdout.split(separator: "\n") == (0..<frames).map { "\($0)"[...] })
     }
 

@@ -33,10 +33,18 @@ import Testing
             MetadataItem(identifier: MetadataIdentifier.detectedFaceYawAngle, dataType: .float32, value: .float(0)),
         ]
         for group in faces.dropFirst().dropLast() {
-            #expect(group.items == [MetadataItem(identifier: MetadataIdentifier.detectedFace, dataType: .named("com.apple.quicktime.detected-face"), value: .records([expectedFace]))])
+            #expect(
+                group.items == [
+                    MetadataItem(
+                        identifier: MetadataIdentifier.detectedFace,
+                        dataType: .named("com.apple.quicktime.detected-face"), value: .records([expectedFace]))
+                ])
         }
         let orientation = try movie.metadataGroups(track: 4)
-        #expect(orientation.map(\.items) == [[MetadataItem(identifier: MetadataIdentifier.videoOrientation, dataType: .int16, value: .int(6))]])
+        #expect(
+            orientation.map(\.items) == [
+                [MetadataItem(identifier: MetadataIdentifier.videoOrientation, dataType: .int16, value: .int(6))]
+            ])
         #expect(orientation[0].duration == MediaTime(value: 4, timescale: 1))
     }
 
@@ -45,24 +53,35 @@ import Testing
         let path = directory.file("unknown.mov")
         let strange = MetadataTrackFormat(
             keys: [
-                MetadataKey(localID: 0x7768_6572, identifier: "udta/\u{A9}xyz", dataType: .other(namespace: 7, bytes: [1, 2])),
+                MetadataKey(
+                    localID: 0x7768_6572, identifier: "udta/\u{A9}xyz", dataType: .other(namespace: 7, bytes: [1, 2])),
                 MetadataKey(localID: 9, identifier: "mdta/com.example.sensor", dataType: .wellKnown(999)),
                 MetadataKey(localID: 10, identifier: "mdta/com.example.short", dataType: .float64),
             ], describesVideo: false)
         let writer = try MovieWriter(
-            path: path, video: try VideoTrackFormat(avcConfiguration: [1, 0x42, 0, 0x1E, 0xFF, 0xE0, 0], width: 8, height: 8, timescale: 600),
+            path: path,
+            video: try VideoTrackFormat(
+                avcConfiguration: [1, 0x42, 0, 0x1E, 0xFF, 0xE0, 0], width: 8, height: 8, timescale: 600),
             metadataTracks: [strange])
         try writer.append(
-            TimedMetadataGroup(time: .zero, items: [
-                MetadataItem(identifier: "udta/\u{A9}xyz", dataType: .raw, value: .data([0xDE, 0xAD])),
-                MetadataItem(identifier: "mdta/com.example.sensor", dataType: .raw, value: .data([1, 2, 3])),
-                // Three bytes where float64 needs eight: kept as bytes, not misread.
-                MetadataItem(identifier: "mdta/com.example.short", dataType: .raw, value: .data([4, 5, 6])),
-            ]), toMetadataTrack: 0)
-        try writer.append(VideoSample(data: [0, 0, 0, 1, 0x65], decodeTime: .zero, presentationTime: .zero, duration: MediaTime(value: 20, timescale: 600), isSync: true))
+            TimedMetadataGroup(
+                time: .zero,
+                items: [
+                    MetadataItem(identifier: "udta/\u{A9}xyz", dataType: .raw, value: .data([0xDE, 0xAD])),
+                    MetadataItem(identifier: "mdta/com.example.sensor", dataType: .raw, value: .data([1, 2, 3])),
+                    // Three bytes where float64 needs eight: kept as bytes, not misread.
+                    MetadataItem(identifier: "mdta/com.example.short", dataType: .raw, value: .data([4, 5, 6])),
+                ]), toMetadataTrack: 0)
+        try writer.append(
+            VideoSample(
+                data: [0, 0, 0, 1, 0x65], decodeTime: .zero, presentationTime: .zero,
+                duration: MediaTime(value: 20, timescale: 600), isSync: true))
         try writer.finish()
         let movie = try MovieReader(path: path)
-        #expect(movie.tracks[1].metadataFormat?.keys.map(\.identifier) == ["udta/\u{A9}xyz", "mdta/com.example.sensor", "mdta/com.example.short"])
+        #expect(
+            movie.tracks[1].metadataFormat?.keys.map(\.identifier) == [
+                "udta/\u{A9}xyz", "mdta/com.example.sensor", "mdta/com.example.short",
+            ])
         let items = try movie.metadataGroups(track: 2).first?.items ?? []
         #expect(items.map(\.value) == [.data([0xDE, 0xAD]), .data([1, 2, 3]), .data([4, 5, 6])])
         #expect(items.map(\.dataType) == [.other(namespace: 7, bytes: [1, 2]), .wellKnown(999), .float64])

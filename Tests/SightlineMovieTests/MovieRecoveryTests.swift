@@ -50,7 +50,8 @@ import Testing
             let complete = boxes.filter { $0.type == "mdat" && $0.start + $0.size <= offset }
             let outcome = try MovieRecovery.recover(path: path)
             let lastEnd = complete.last.map { $0.start + $0.size } ?? headerEnd
-            #expect(outcome == .recovered(fragments: complete.count, discardedBytes: offset - lastEnd), "cut at \(offset)")
+            #expect(
+                outcome == .recovered(fragments: complete.count, discardedBytes: offset - lastEnd), "cut at \(offset)")
             let movie = try MovieReader(path: path)
             #expect(!movie.isFragmented && movie.warnings.isEmpty, "cut at \(offset)")
             let videoSamples = movie.tracks[0].samples.count
@@ -82,7 +83,8 @@ import Testing
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
         for box in finished.topLevelBoxes where box.type == "free" {
             try handle.seek(toOffset: box.start + 4)
-            let original = unfinished.count > box.start + 8 ? Array(unfinished[Int(box.start + 4)..<Int(box.start + 8)]) : []
+            let original =
+                unfinished.count > box.start + 8 ? Array(unfinished[Int(box.start + 4)..<Int(box.start + 8)]) : []
             try handle.write(contentsOf: original == Array("moov".utf8) ? original : Array("moof".utf8))
         }
         try handle.close()

@@ -10,7 +10,8 @@ import SightlineSamples
 struct SampleRecording {
     static let location1 = "+48.8577+002.2950+035.000/"
     static let location2 = "+48.8584+002.2945+035.000/"
-    static let barcodeJSON = #"[{"type":"qr","value":"https://example.com/sightline","corners":[0.1,0.1,0.3,0.1,0.3,0.3,0.1,0.3]}]"#
+    static let barcodeJSON =
+        #"[{"type":"qr","value":"https://example.com/sightline","corners":[0.1,0.1,0.3,0.1,0.3,0.3,0.1,0.3]}]"#
     static let tracks: [MetadataTrackFormat] = [
         .detectedFaces, .videoOrientation, .locationISO6709, .detectedMachineReadableCodes,
     ]
@@ -58,13 +59,18 @@ struct SampleRecording {
         let start = frameTimes[0]
         try writer.append(
             TimedMetadataGroup(
-                time: start, items: [MetadataItem(identifier: MetadataIdentifier.videoOrientation, dataType: .int16, value: .int(1))]),
+                time: start,
+                items: [MetadataItem(identifier: MetadataIdentifier.videoOrientation, dataType: .int16, value: .int(1))]
+            ),
             toMetadataTrack: 1)
         for (time, text) in [(start, Self.location1), (start + MediaTime(value: 5, timescale: 1), Self.location2)] {
             try writer.append(
                 TimedMetadataGroup(
                     time: time,
-                    items: [MetadataItem(identifier: MetadataIdentifier.locationISO6709, dataType: .utf8, value: .string(text))]),
+                    items: [
+                        MetadataItem(
+                            identifier: MetadataIdentifier.locationISO6709, dataType: .utf8, value: .string(text))
+                    ]),
                 toMetadataTrack: 2)
         }
         var nextFrame = 0
@@ -75,14 +81,19 @@ struct SampleRecording {
                 let faces = Self.faces(onFrame: nextFrame)
                 if !faces.isEmpty || hadFaces {
                     try writer.append(
-                        TimedMetadataGroup(time: frameTimes[nextFrame], items: faces.isEmpty ? [] : [.detectedFaces(faces)]),
+                        TimedMetadataGroup(
+                            time: frameTimes[nextFrame], items: faces.isEmpty ? [] : [.detectedFaces(faces)]),
                         toMetadataTrack: 0)
                 }
                 hadFaces = !faces.isEmpty
                 if nextFrame == 60 || nextFrame == 120 {
                     let items =
                         nextFrame == 60
-                        ? [MetadataItem(identifier: MetadataIdentifier.detectedMachineReadableCodes, dataType: .utf8, value: .string(Self.barcodeJSON))]
+                        ? [
+                            MetadataItem(
+                                identifier: MetadataIdentifier.detectedMachineReadableCodes, dataType: .utf8,
+                                value: .string(Self.barcodeJSON))
+                        ]
                         : []
                     try writer.append(TimedMetadataGroup(time: frameTimes[nextFrame], items: items), toMetadataTrack: 3)
                 }

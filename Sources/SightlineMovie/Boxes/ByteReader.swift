@@ -65,7 +65,8 @@ struct ByteReader {
     func checkEntries(_ count: UInt32, size: Int, in box: FourCC) throws -> Int {
         let count = Int(count)
         guard count.multipliedReportingOverflow(by: size).partialValue <= remaining, count <= remaining else {
-            throw MovieError.malformed("'\(box)' declares \(count) entries but holds room for \(remaining / max(size, 1))")
+            throw MovieError.malformed(
+                "'\(box)' declares \(count) entries but holds room for \(remaining / max(size, 1))")
         }
         return count
     }

@@ -7,17 +7,24 @@ struct ByteWriter {
     var count: Int { bytes.count }
 
     mutating func u8(_ value: UInt8) { bytes.append(value) }
-    mutating func u16(_ value: UInt16) { bytes.append(UInt8(value >> 8)); bytes.append(UInt8(truncatingIfNeeded: value)) }
+    mutating func u16(_ value: UInt16) {
+        bytes.append(UInt8(value >> 8))
+        bytes.append(UInt8(truncatingIfNeeded: value))
+    }
     mutating func u24(_ value: UInt32) {
         bytes.append(UInt8(truncatingIfNeeded: value >> 16))
         bytes.append(UInt8(truncatingIfNeeded: value >> 8))
         bytes.append(UInt8(truncatingIfNeeded: value))
     }
     mutating func u32(_ value: UInt32) {
-        for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
+        for shift in stride(from: 24, through: 0, by: -8) {
+            bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift)))
+        }
     }
     mutating func u64(_ value: UInt64) {
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+        }
     }
     mutating func i16(_ value: Int16) { u16(UInt16(bitPattern: value)) }
     mutating func i32(_ value: Int32) { u32(UInt32(bitPattern: value)) }

@@ -35,7 +35,9 @@ final class MovieFile {
     var size: UInt64 {
         get throws {
             var info = stat()
-            guard fstat(fd, &info) == 0 else { throw MovieError.io(path: path, operation: "reading the size of", code: errno) }
+            guard fstat(fd, &info) == 0 else {
+                throw MovieError.io(path: path, operation: "reading the size of", code: errno)
+            }
             return UInt64(info.st_size)
         }
     }
@@ -65,7 +67,9 @@ final class MovieFile {
                     if errno == EINTR { continue }
                     throw MovieError.io(path: path, operation: "reading", code: errno)
                 }
-                if got == 0 { throw MovieError.malformed("the file ends inside a box at byte \(offset + UInt64(done))") }
+                if got == 0 {
+                    throw MovieError.malformed("the file ends inside a box at byte \(offset + UInt64(done))")
+                }
                 done += got
             }
         }
@@ -77,7 +81,9 @@ final class MovieFile {
     }
 
     func truncate(to size: UInt64) throws {
-        guard ftruncate(fd, off_t(size)) == 0 else { throw MovieError.io(path: path, operation: "truncating", code: errno) }
+        guard ftruncate(fd, off_t(size)) == 0 else {
+            throw MovieError.io(path: path, operation: "truncating", code: errno)
+        }
     }
 
     /// The top-level boxes as (type, start, size), stopping at the first box that does not
