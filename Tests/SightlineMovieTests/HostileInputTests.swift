@@ -167,10 +167,10 @@ import Testing
         try writer.finish()
         let groups = try MovieReader(path: path).metadataGroups(track: 2)
         var depth = 0
-        var value_ = groups.first?.items.first?.value
-        while case .records(let records)? = value_ {
+        var nested = groups.first?.items.first?.value
+        while case .records(let records)? = nested {
             depth += 1
-            value_ = records.first?.first?.value
+            nested = records.first?.first?.value
         }
         #expect(depth == 4)
     }
