@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "SightlineDetection", targets: ["SightlineDetection"]),
         .library(name: "SightlineBus", targets: ["SightlineBus"]),
         .library(name: "SightlineMovie", targets: ["SightlineMovie"]),
+        .library(name: "SightlineRecorder", targets: ["SightlineRecorder"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -55,6 +56,12 @@ let package = Package(
             dependencies: ["SightlineCore", "CZMQ", .product(name: "Logging", package: "swift-log")]),
         // QuickTime files are ours end to end: no FFmpeg here (it cannot write 'mebx').
         .target(name: "SightlineMovie", dependencies: ["SightlineCore"]),
+        .target(
+            name: "SightlineRecorder",
+            dependencies: [
+                "SightlineCore", "SightlineBus", "SightlineMovie", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
         .target(name: "SightlineSamples", resources: [.copy("Media")]),
         .target(name: "SightlineTesting"),
         .target(
@@ -67,7 +74,7 @@ let package = Package(
         .executableTarget(
             name: "sightline",
             dependencies: [
-                "SightlinePipeline", "SightlineSamples", "SightlineMovie", "SightlineCapture",
+                "SightlinePipeline", "SightlineSamples", "SightlineMovie", "SightlineCapture", "SightlineRecorder",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -87,7 +94,10 @@ let package = Package(
             exclude: ["Corpus"]),
         .testTarget(
             name: "SightlineEndToEndTests",
-            dependencies: ["SightlinePipeline", "SightlineBus", "SightlineSamples", "SightlineTesting"]),
+            dependencies: [
+                "SightlinePipeline", "SightlineBus", "SightlineSamples", "SightlineTesting", "SightlineRecorder",
+                "SightlineMovie", "SightlineCapture",
+            ]),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

@@ -28,13 +28,17 @@ public final class Publisher: Sendable {
         var messages = 0
         var bytes = 0
         var subscriptions = 0
+        /// Prefixes subscribed by at least one subscriber (XPUB passes each once).
+        var prefixes: Set<[UInt8]> = []
         var latencies: [Double] = []
         var recordLatency = false
     }
 
     /// Binds `endpoint`. Binding a tcp address reachable from other machines is refused
     /// unless `allowRemote` is set: nothing listens on the network by default.
-    public init(endpoint: Endpoint, allowRemote: Bool = false, logger: Logger) throws {
+    /// `alsoBind`: more endpoints on the same socket, for example an inproc one for an
+    /// in-process recorder.
+    public init(endpoint: Endpoint, alsoBind: [Endpoint] = [], allowRemote: Bool = false, logger: Logger) throws {
         guard endpoint.isLocalOnly || allowRemote else {
             throw SightlineError.invalidEndpoint(
                 endpoint.string,
@@ -43,6 +47,7 @@ public final class Publisher: Sendable {
         let socket = try Socket(type: ZMQ_XPUB)
         socket.setOption(ZMQ_SNDHWM, 10_000)
         try socket.bind(endpoint)
+        for extra in alsoBind { try socket.bind(extra) }
         self.socket = SocketBox(socket)
         self.endpoint = endpoint
         self.logger = logger
@@ -95,6 +100,13 @@ public final class Publisher: Sendable {
         return false
     }
 
+    /// Whether some subscriber currently receives `topic`: lets a producer skip work (such as
+    /// encoding video) nobody asked for. Subscriptions are read as messages are published.
+    public func hasSubscriber(for topic: String) -> Bool {
+        let bytes = Array(topic.utf8)
+        return state.withLock { state in state.prefixes.contains { bytes.starts(with: $0) } }
+    }
+
     /// Messages and bytes sent so far.
     public var totals: (messages: Int, bytes: Int) { state.withLock { ($0.messages, $0.bytes) } }
 
@@ -109,8 +121,17 @@ public final class Publisher: Sendable {
 
     /// On the queue: consumes subscription frames so they do not pile up.
     private func readSubscriptions(waitMs: Int32 = 0) {
-        while let frames = try? socket.value.receive(timeoutMs: waitMs), let first = frames.first?.first {
-            state.withLock { $0.subscriptions += first == 1 ? 1 : -1 }
+        while let frames = try? socket.value.receive(timeoutMs: waitMs), let frame = frames.first,
+            let first = frame.first
+        {
+            state.withLock { state in
+                state.subscriptions += first == 1 ? 1 : -1
+                if first == 1 {
+                    state.prefixes.insert(Array(frame.dropFirst()))
+                } else {
+                    state.prefixes.remove(Array(frame.dropFirst()))
+                }
+            }
         }
     }
 }

@@ -33,6 +33,15 @@ public final class MediaFileSource: FrameSource {
     private var scaler: OpaquePointer?
     /// An allocated frame the decoder had nothing for yet, reused for the next attempt.
     private var spareFrame: UnsafeMutablePointer<AVFrame>?
+    /// The stream's H.264 parameter sets, Annex B, when the video is H.264 (else nil): what
+    /// `onCompressedPacket` needs to make every key frame self-contained.
+    public let h264ParameterSets: [UInt8]?
+    /// NAL length size when the container stores length-prefixed H.264 (MP4, QuickTime).
+    private let nalLengthSize: Int?
+    /// Called on the capture thread with each compressed video packet, before it is
+    /// decoded, when the video is H.264: for recording without re-encoding. Set it before
+    /// the session starts.
+    public var onCompressedPacket: (@Sendable (EncodedVideoPacket) -> Void)?
     private let interrupt = InterruptFlag()
     private var draining = false
     private var framesProduced = 0
@@ -62,6 +71,17 @@ public final class MediaFileSource: FrameSource {
         decoder = opened.decoder
         streamIndex = opened.streamIndex
         timeBase = opened.timeBase
+        let parameters = opened.format.pointee.streams[Int(opened.streamIndex)]!.pointee.codecpar!.pointee
+        let extradata =
+            parameters.extradata.map { Array(UnsafeBufferPointer(start: $0, count: Int(parameters.extradata_size))) }
+            ?? []
+        if parameters.codec_id != AV_CODEC_ID_H264 {
+            (h264ParameterSets, nalLengthSize) = (nil, nil)
+        } else if let avcC = H264.parameterSets(avcC: extradata) {
+            (h264ParameterSets, nalLengthSize) = (H264.annexB(avcC.units), avcC.lengthSize)
+        } else {
+            (h264ParameterSets, nalLengthSize) = (extradata, nil)
+        }
         input = opened.input
         if let frameRate = input.frameRate, frameRate > 0 {
             frameDuration = Int64((1 / frameRate / (Double(timeBase.num) / Double(timeBase.den))).rounded())
@@ -173,6 +193,9 @@ public final class MediaFileSource: FrameSource {
             }
             defer { av_packet_unref(packet) }
             guard packet.pointee.stream_index == streamIndex else { continue }
+            if let onCompressedPacket, let parameterSets = h264ParameterSets {
+                onCompressedPacket(compressed(packet, parameterSets))
+            }
             if packet.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 { return .skipped(reason: "corrupt") }
             let sent = avcodec_send_packet(decoder, packet)
             if sent < 0 && sent != cffmpeg_averror_eagain() { return .skipped(reason: "corrupt") }
@@ -212,6 +235,24 @@ public final class MediaFileSource: FrameSource {
             VideoFrame(
                 pixels: pixels, time: time, duration: duration, wallClockNanoseconds: WallClock.nowNanoseconds(),
                 index: framesProduced))
+    }
+
+    /// The packet as Annex B, with the parameter sets in front of a key frame that lacks them.
+    private func compressed(_ packet: UnsafeMutablePointer<AVPacket>, _ parameterSets: [UInt8]) -> EncodedVideoPacket {
+        let bytes = Array(UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
+        var units =
+            nalLengthSize.flatMap { H264.nalUnits(lengthPrefixed: bytes, lengthSize: $0) }
+            ?? H264.nalUnits(annexB: bytes)
+        let isKey = packet.pointee.flags & AV_PKT_FLAG_KEY != 0
+        if isKey, !units.contains(where: { H264.type(of: $0) == H264.sequenceParameterSet }) {
+            units.insert(contentsOf: H264.nalUnits(annexB: parameterSets), at: 0)
+        }
+        let nopts = cffmpeg_nopts()
+        let dts = (packet.pointee.dts != nopts ? packet.pointee.dts : packet.pointee.pts) + loopOffset
+        let pts = (packet.pointee.pts != nopts ? packet.pointee.pts : packet.pointee.dts) + loopOffset
+        return EncodedVideoPacket(
+            data: H264.annexB(units), presentationTime: mediaTime(pts), decodeTime: mediaTime(dts),
+            duration: packet.pointee.duration > 0 ? mediaTime(packet.pointee.duration) : nil, isKeyFrame: isKey)
     }
 
     /// Sleeps until the frame's time relative to the first frame, as a camera would deliver it.

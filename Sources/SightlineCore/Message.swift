@@ -6,6 +6,13 @@ public enum MessageKind: String, Sendable, Codable, CaseIterable {
     case events
     /// Life cycle and counters of a source: started, stopped, periodic counters.
     case status
+    /// One H.264 access unit, Annex B, in the payload frame; `time` is its presentation time.
+    case video
+}
+
+extension MessageKind {
+    /// What a person watching events wants by default: everything but the video.
+    public static let analytics: [MessageKind] = [.faces, .events, .status]
 }
 
 /// Topics are `<kind>/<source>/`. The trailing separator makes ZeroMQ's byte-prefix
@@ -61,10 +68,12 @@ public struct Message: Sendable, Codable, Equatable {
     public var faces: [FaceObject]?
     public var event: ObjectEvent?
     public var status: SourceStatus?
+    public var video: VideoPacketInfo?
 
     public init(
         kind: MessageKind, source: String, seq: UInt64 = 0, time: MediaTime?, wallTimeNs: UInt64,
-        faces: [FaceObject]? = nil, event: ObjectEvent? = nil, status: SourceStatus? = nil
+        faces: [FaceObject]? = nil, event: ObjectEvent? = nil, status: SourceStatus? = nil,
+        video: VideoPacketInfo? = nil
     ) {
         self.v = Message.protocolVersion
         self.kind = kind
@@ -75,6 +84,31 @@ public struct Message: Sendable, Codable, Equatable {
         self.faces = faces
         self.event = event
         self.status = status
+        self.video = video
+    }
+}
+
+/// What a `video` message's payload is: one H.264 access unit in Annex B form. Key frames
+/// carry their SPS and PPS in-band, so a subscriber can start at any key frame.
+public struct VideoPacketInfo: Sendable, Codable, Equatable {
+    /// Always "h264" in protocol version 1.
+    public var codec: String
+    public var keyFrame: Bool
+    /// Decode time; the message's `time` is the presentation time (they differ with B-frames).
+    public var decodeTime: MediaTime
+    public var duration: MediaTime?
+    public var width: Int
+    public var height: Int
+
+    public init(
+        codec: String = "h264", keyFrame: Bool, decodeTime: MediaTime, duration: MediaTime?, width: Int, height: Int
+    ) {
+        self.codec = codec
+        self.keyFrame = keyFrame
+        self.decodeTime = decodeTime
+        self.duration = duration
+        self.width = width
+        self.height = height
     }
 }
 
@@ -142,6 +176,10 @@ public struct PipelineCounters: Sendable, Codable, Equatable {
     public var outputs: [String: OutputCounters] = [:]
     /// Face detection on the frames that reached the detector.
     public var detection: TimingCounters?
+    /// H.264 encoding, when the pipeline encodes (not when it passes the source's packets on).
+    public var encoding: TimingCounters?
+    /// Video messages published (encoded or passed through).
+    public var videoPackets: Int = 0
     public var messagesPublished: Int = 0
     public var bytesPublished: Int = 0
 

@@ -27,8 +27,8 @@ public struct VideoTrackFormat: Sendable, Hashable {
     /// encoder's extradata or the first key frame carries them.
     public init(annexBParameterSets: [UInt8], width: Int, height: Int, timescale: Int32) throws {
         let units = H264.nalUnits(annexB: annexBParameterSets)
-        let sps = units.filter { ($0.first ?? 0) & 0x1F == 7 }
-        let pps = units.filter { ($0.first ?? 0) & 0x1F == 8 }
+        let sps = units.filter { H264.type(of: $0) == H264.sequenceParameterSet }
+        let pps = units.filter { H264.type(of: $0) == H264.pictureParameterSet }
         guard let first = sps.first, first.count >= 4, !pps.isEmpty else {
             throw MovieError.invalidInput("the H.264 parameter sets lack an SPS or a PPS")
         }
@@ -93,41 +93,16 @@ public struct VideoSample: Sendable {
         self.isSync = isSync
     }
 
-    /// From Annex B bytes (start codes), converted to 4-byte length prefixes.
+    /// From Annex B bytes (start codes), converted to 4-byte length prefixes. Parameter sets
+    /// and delimiters are left out: the track's `avcC` carries the parameter sets.
     public init(
         annexB: [UInt8], decodeTime: MediaTime, presentationTime: MediaTime, duration: MediaTime? = nil, isSync: Bool
     ) {
-        var w = ByteWriter(capacity: annexB.count + 16)
-        for unit in H264.nalUnits(annexB: annexB) {
-            w.u32(UInt32(unit.count))
-            w.append(unit)
+        let units = H264.nalUnits(annexB: annexB).filter {
+            ![H264.sequenceParameterSet, H264.pictureParameterSet, H264.accessUnitDelimiter].contains(H264.type(of: $0))
         }
         self.init(
-            data: w.bytes, decodeTime: decodeTime, presentationTime: presentationTime, duration: duration,
-            isSync: isSync)
-    }
-}
-
-enum H264 {
-    /// The NAL units between Annex B start codes (00 00 01 or 00 00 00 01).
-    static func nalUnits(annexB bytes: [UInt8]) -> [ArraySlice<UInt8>] {
-        var units: [ArraySlice<UInt8>] = []
-        var start: Int?
-        var index = 0
-        while index + 2 < bytes.count {
-            if bytes[index] == 0, bytes[index + 1] == 0, bytes[index + 2] == 1 {
-                if let begin = start {
-                    var end = index
-                    while end > begin, bytes[end - 1] == 0 { end -= 1 }  // trailing zeros of a 4-byte code
-                    units.append(bytes[begin..<end])
-                }
-                index += 3
-                start = index
-            } else {
-                index += 1
-            }
-        }
-        if let begin = start, begin < bytes.count { units.append(bytes[begin...]) }
-        return units.filter { !$0.isEmpty }
+            data: H264.lengthPrefixed(units), decodeTime: decodeTime, presentationTime: presentationTime,
+            duration: duration, isSync: isSync)
     }
 }

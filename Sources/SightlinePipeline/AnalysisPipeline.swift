@@ -22,6 +22,12 @@ public struct PipelineConfiguration: Sendable {
     public var statusInterval: Duration = .seconds(5)
     /// Drop late frames at the detector (the default, like a live camera) or analyse all.
     public var discardLateFrames = true
+    /// When to publish video; H.264 sources pass their packets on unless `reencode`.
+    public var video = VideoMode.onDemand
+    public var encoder = VideoEncoder.Options()
+    public var reencode = false
+    /// More endpoints the publisher binds, such as an inproc one for an in-process recorder.
+    public var alsoPublish: [Endpoint] = []
 
     public init(source: String) { self.source = source }
 }
@@ -36,6 +42,7 @@ public final class AnalysisPipeline: Service, Sendable {
     public let publisher: Publisher
     private let session: CaptureSession
     private let analysis: FaceAnalysis
+    private let video: VideoPublishing
     private let logger: Logger
     private let result = Mutex<PipelineCounters?>(nil)
 
@@ -50,14 +57,31 @@ public final class AnalysisPipeline: Service, Sendable {
         if let notice = FaceDetector.instructionSet.fallbackNotice { logger.warning("\(notice)") }
         let source = try MediaFileSource(url: configuration.source, options: configuration.sourceOptions)
         publisher = try Publisher(
-            endpoint: configuration.publish, allowRemote: configuration.allowRemote, logger: logger)
+            endpoint: configuration.publish, alsoBind: configuration.alsoPublish,
+            allowRemote: configuration.allowRemote,
+            logger: logger)
         analysis = FaceAnalysis(
             detector: detector, publisher: publisher, sourceID: configuration.sourceID, logger: logger)
         // Analysing every frame of a file: the file waits for the detector (bounded memory).
         let detectOutput = FrameDataOutput(
             name: "detect", delegate: analysis, alwaysDiscardsLateFrames: configuration.discardLateFrames,
             maximumFramesInFlight: 4)
-        session = CaptureSession(source: source, outputs: [detectOutput], logger: logger)
+        video = VideoPublishing(
+            publisher: publisher, sourceID: configuration.sourceID, mode: configuration.video,
+            encoder: configuration.encoder, frameRate: source.input.frameRate ?? 30, logger: logger)
+        var outputs = [detectOutput]
+        if configuration.video != .off {
+            if source.h264ParameterSets != nil && !configuration.reencode {
+                let (video, width, height) = (video, source.input.width, source.input.height)
+                source.onCompressedPacket = { video.publishCompressed($0, width: width, height: height) }
+            } else {
+                // Every frame is encoded: a file waits for the encoder rather than dropping frames.
+                outputs.append(
+                    FrameDataOutput(
+                        name: "encode", delegate: video, alwaysDiscardsLateFrames: false, maximumFramesInFlight: 8))
+            }
+        }
+        session = CaptureSession(source: source, outputs: outputs, logger: logger)
     }
 
     /// What the source delivers.
@@ -67,6 +91,8 @@ public final class AnalysisPipeline: Service, Sendable {
     public var counters: PipelineCounters {
         var counters = session.counters
         counters.detection = analysis.timing
+        counters.encoding = video.encodingTiming
+        counters.videoPackets = video.packetsPublished
         (counters.messagesPublished, counters.bytesPublished) = publisher.totals
         return counters
     }
@@ -125,7 +151,8 @@ public final class AnalysisPipeline: Service, Sendable {
             completion = .failure(error)
         }
 
-        analysis.finish()  // session.run() has drained the detect output
+        analysis.finish()  // session.run() has drained the detect and encode outputs
+        video.finish()
         await publisher.flush()
         let final = counters
         switch completion {

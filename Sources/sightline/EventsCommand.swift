@@ -17,7 +17,7 @@ struct EventsCommand: AsyncParsableCommand {
     @Option(help: "Endpoint to connect to; repeat for several.")
     var connect: [String] = [Endpoint.defaultPublish.string]
 
-    @Option(help: "Kinds to print, comma-separated: faces, events, status. Default: all.")
+    @Option(help: "Kinds to print, comma-separated: faces, events, status, video. Default: faces, events, status.")
     var kind: String?
 
     @Option(help: "Only this source.")
@@ -68,7 +68,7 @@ struct EventsCommand: AsyncParsableCommand {
 
     /// --until-stopped needs the status messages even when they are not printed.
     private func subscribedKinds(_ kinds: [MessageKind]) -> [MessageKind] {
-        if kinds.isEmpty { return MessageKind.allCases }
+        if kinds.isEmpty { return MessageKind.analytics }
         return untilStopped && !kinds.contains(.status) ? kinds + [.status] : kinds
     }
 

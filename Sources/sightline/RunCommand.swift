@@ -7,6 +7,7 @@ import SightlineCapture
 import SightlineCore
 import SightlineDetection
 import SightlinePipeline
+import SightlineRecorder
 import SightlineSamples
 
 struct RunCommand: AsyncParsableCommand {
@@ -18,6 +19,7 @@ struct RunCommand: AsyncParsableCommand {
               sightline run --realtime --print
               sightline run --source rtsp://camera.local/stream --source-id door
               sightline run --source clip.mp4 --publish ipc:///tmp/sightline.sock
+              sightline run --realtime --record recordings/
             """)
 
     @Option(help: "A media file or a URL FFmpeg opens (rtsp://, http://). Default: the bundled sample.")
@@ -59,6 +61,29 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Also print every published message as a JSON line on stdout.")
     var print = false
 
+    @Option(help: "Record the video and the faces into .mov files in this directory.")
+    var record: String?
+
+    @Option(help: "When to publish video: on-demand (while subscribed), always, off.")
+    var video = VideoMode.onDemand
+
+    @Flag(help: "Encode video even when the source is already H.264.")
+    var reencode = false
+
+    @Option(help: "x264 preset for encoding (ultrafast … veryslow).")
+    var preset = "veryfast"
+
+    @Option(help: "x264 constant quality, 0-51 (lower is better).")
+    var crf = 23
+
+    @Option(help: "Target bit rate in bits/s instead of constant quality.")
+    var bitrate: Int?
+
+    @Option(help: "Frames between key frames (default: two seconds).")
+    var gop: Int?
+
+    @OptionGroup var recording: RecordingOptions
+
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
@@ -80,11 +105,28 @@ struct RunCommand: AsyncParsableCommand {
         configuration.waitForSubscriber = waitForSubscriber.map { .milliseconds(Int($0 * 1000)) }
         configuration.statusInterval = .milliseconds(Int(statusInterval * 1000))
         configuration.discardLateFrames = !everyFrame
+        configuration.video = video
+        configuration.reencode = reencode
+        configuration.encoder.preset = preset
+        configuration.encoder.crf = crf
+        configuration.encoder.bitrate = bitrate
+        configuration.encoder.keyFrameInterval = gop
+        // The recorder listens in-process, on an endpoint only this process can reach.
+        let recorderEndpoint = try Endpoint("inproc://sightline-record-\(sourceID)")
+        if record != nil { configuration.alsoPublish = [recorderEndpoint] }
 
         let pipeline = try AnalysisPipeline(configuration: configuration, logger: logger)
         // A service group shuts its services down last to first: the pipeline comes last, so
         // it stops first and the printer still sees its final status.
         var services: [any Service] = []
+        var recorder: RecorderService?
+        if let record {
+            recorder = try RecorderService(
+                configuration: try recording.configuration(sourceID: sourceID, directory: record),
+                endpoints: [recorderEndpoint], untilSourceStops: true, logger: logger)
+            services.append(recorder!)
+            _ = await pipeline.publisher.waitForSubscriber(timeout: .seconds(2))
+        }
         if print {
             // The printer subscribes to the real endpoint, as any client would.
             services.append(try EventPrinter(endpoint: pipeline.publisher.endpoint, sourceID: sourceID))
@@ -100,6 +142,7 @@ struct RunCommand: AsyncParsableCommand {
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         try await group.run()
+        for file in recorder?.recorder.counters.files ?? [] { logger.notice("recording: \(file)") }
         if let counters = pipeline.finalCounters, counters.framesIn == 0 {
             throw SightlineError.sourceFailed(source: configuration.source, reason: "no frame could be decoded")
         }
@@ -112,7 +155,7 @@ final class EventPrinter: Service, @unchecked Sendable {
 
     init(endpoint: Endpoint, sourceID: String) throws {
         subscriber = try Subscriber(
-            endpoints: [endpoint], topics: Subscriber.topics(kinds: MessageKind.allCases, source: sourceID))
+            endpoints: [endpoint], topics: Subscriber.topics(kinds: MessageKind.analytics, source: sourceID))
     }
 
     /// Prints until asked to shut down (the group asks once the pipeline has finished), then
@@ -140,3 +183,5 @@ final class EventPrinter: Service, @unchecked Sendable {
 func printLine(_ json: [UInt8]) {
     FileHandle.standardOutput.write(Data(json + [UInt8(ascii: "\n")]))
 }
+
+extension VideoMode: ExpressibleByArgument {}

@@ -1,0 +1,220 @@
+import CFFmpeg
+import SightlineCore
+
+/// One H.264 access unit, Annex B, as an encoder or a source's demuxer produced it.
+public struct EncodedVideoPacket: Sendable {
+    /// Annex B; key frames carry their SPS and PPS in-band.
+    public var data: [UInt8]
+    public var presentationTime: MediaTime
+    public var decodeTime: MediaTime
+    public var duration: MediaTime?
+    public var isKeyFrame: Bool
+
+    public init(
+        data: [UInt8], presentationTime: MediaTime, decodeTime: MediaTime, duration: MediaTime?, isKeyFrame: Bool
+    ) {
+        self.data = data
+        self.presentationTime = presentationTime
+        self.decodeTime = decodeTime
+        self.duration = duration
+        self.isKeyFrame = isKeyFrame
+    }
+}
+
+/// Encodes frames to H.264 with libx264 through libavcodec. Tuned for low latency by
+/// default: no B-frames and no look-ahead, so each frame comes out as it goes in.
+///
+/// Not thread-safe: one owner (the encode output's queue) calls it.
+public final class VideoEncoder {
+    public struct Options: Sendable, Equatable {
+        /// x264 preset: ultrafast … veryslow.
+        public var preset = "veryfast"
+        /// Constant quality (0–51, lower is better) unless `bitrate` is set.
+        public var crf = 23
+        /// Bits per second; when set, rate control targets it instead of `crf`.
+        public var bitrate: Int?
+        /// Frames between key frames; nil: two seconds' worth.
+        public var keyFrameInterval: Int?
+        /// x264 tune; "zerolatency" turns off B-frames, look-ahead and frame threads.
+        public var tune: String? = "zerolatency"
+        public var threads = 1
+
+        public init() {}
+    }
+
+    public let width: Int
+    public let height: Int
+    public let timescale: Int32
+    private var context: UnsafeMutablePointer<AVCodecContext>?
+    private var frame: UnsafeMutablePointer<AVFrame>? = av_frame_alloc()
+    private var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
+    private var scaler: OpaquePointer?
+    /// The yuv420p frame other layouts are converted into, reused.
+    private var converted: UnsafeMutablePointer<AVFrame>?
+    private var durations: [Int64: MediaTime] = [:]
+    /// Makes the next frame a key frame, for a subscriber that just arrived.
+    public var forceKeyFrame = false
+
+    /// `frameRate` sets the rate control's notion of time and the default key-frame interval.
+    public init(width: Int, height: Int, timescale: Int32, frameRate: Double, options: Options = Options()) throws {
+        guard let codec = avcodec_find_encoder_by_name("libx264") else {
+            throw SightlineError.invalidArgument("this FFmpeg has no libx264 encoder")
+        }
+        guard width > 0, height > 0, width % 2 == 0, height % 2 == 0 else {
+            throw SightlineError.invalidArgument("H.264 needs an even frame size, not \(width)x\(height)")
+        }
+        self.width = width
+        self.height = height
+        self.timescale = timescale
+        context = avcodec_alloc_context3(codec)
+        guard let context else { throw SightlineError.invalidArgument("out of memory") }
+        context.pointee.width = Int32(width)
+        context.pointee.height = Int32(height)
+        context.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+        context.pointee.time_base = AVRational(num: 1, den: timescale)
+        let rate = frameRate > 0 ? frameRate : 30
+        context.pointee.framerate = av_d2q(rate, 100_000)
+        context.pointee.gop_size = Int32(options.keyFrameInterval ?? Int((rate * 2).rounded()))
+        context.pointee.thread_count = Int32(options.threads)
+        context.pointee.max_b_frames = options.tune == "zerolatency" ? 0 : 2
+        if let bitrate = options.bitrate { context.pointee.bit_rate = Int64(bitrate) }
+        var settings: OpaquePointer?
+        av_dict_set(&settings, "preset", options.preset, 0)
+        if let tune = options.tune { av_dict_set(&settings, "tune", tune, 0) }
+        if options.bitrate == nil { av_dict_set(&settings, "crf", String(options.crf), 0) }
+        let opened = avcodec_open2(context, codec, &settings)
+        av_dict_free(&settings)
+        guard opened >= 0 else {
+            avcodec_free_context(&self.context)
+            throw SightlineError.invalidArgument(
+                "cannot open the H.264 encoder (preset \(options.preset), \(width)x\(height)): \(ffmpegError(opened))")
+        }
+    }
+
+    deinit {
+        av_frame_free(&frame)
+        av_frame_free(&converted)
+        av_packet_free(&packet)
+        avcodec_free_context(&context)
+        sws_freeContext(scaler)
+    }
+
+    /// Encodes one frame and returns what the encoder has ready (one packet with the
+    /// default tuning).
+    public func encode(_ input: VideoFrame) throws -> [EncodedVideoPacket] {
+        guard let context, let frame else { return [] }
+        guard input.pixels.width == width, input.pixels.height == height else {
+            throw SightlineError.sourceFailed(
+                source: "encoder",
+                reason: "frame size changed to \(input.pixels.width)x\(input.pixels.height) from \(width)x\(height)")
+        }
+        let pts = input.time.converted(to: timescale).value
+        if let duration = input.duration { durations[pts] = duration }
+        try withYUV420(input.pixels) { planes in
+            frame.pointee.width = Int32(width)
+            frame.pointee.height = Int32(height)
+            frame.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+            frame.pointee.pts = pts
+            frame.pointee.pict_type = forceKeyFrame ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
+            forceKeyFrame = false
+            withUnsafeMutableBytes(of: &frame.pointee.data) { data in
+                for (index, plane) in planes.enumerated() {
+                    data.storeBytes(
+                        of: UnsafeMutablePointer(mutating: plane.baseAddress.assumingMemoryBound(to: UInt8.self)),
+                        toByteOffset: index * MemoryLayout<UnsafeMutablePointer<UInt8>?>.stride,
+                        as: UnsafeMutablePointer<UInt8>?.self)
+                }
+            }
+            withUnsafeMutableBytes(of: &frame.pointee.linesize) { strides in
+                for (index, plane) in planes.enumerated() {
+                    strides.storeBytes(of: Int32(plane.bytesPerRow), toByteOffset: index * 4, as: Int32.self)
+                }
+            }
+            // The frame's planes are not reference-counted, so libavcodec copies what it keeps.
+            let sent = avcodec_send_frame(context, frame)
+            guard sent >= 0 else { throw SightlineError.sourceFailed(source: "encoder", reason: ffmpegError(sent)) }
+        }
+        return try receivePackets()
+    }
+
+    /// Drains the encoder at the end of the stream.
+    public func flush() throws -> [EncodedVideoPacket] {
+        guard let context else { return [] }
+        avcodec_send_frame(context, nil)
+        return try receivePackets()
+    }
+
+    private func receivePackets() throws -> [EncodedVideoPacket] {
+        guard let context, let packet else { return [] }
+        var packets: [EncodedVideoPacket] = []
+        while true {
+            let received = avcodec_receive_packet(context, packet)
+            if received == cffmpeg_averror_eagain() || received == cffmpeg_averror_eof() { break }
+            guard received >= 0 else {
+                throw SightlineError.sourceFailed(source: "encoder", reason: ffmpegError(received))
+            }
+            defer { av_packet_unref(packet) }
+            let pts = packet.pointee.pts
+            let dts = packet.pointee.dts == cffmpeg_nopts() ? pts : packet.pointee.dts
+            packets.append(
+                EncodedVideoPacket(
+                    data: Array(UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size))),
+                    presentationTime: MediaTime(value: pts, timescale: timescale),
+                    decodeTime: MediaTime(value: dts, timescale: timescale),
+                    duration: durations.removeValue(forKey: pts),
+                    isKeyFrame: packet.pointee.flags & AV_PKT_FLAG_KEY != 0))
+        }
+        return packets
+    }
+
+    /// Hands yuv420p planes straight through; other layouts go through swscale.
+    private func withYUV420(_ pixels: PixelBuffer, _ body: ([Plane]) throws -> Void) throws {
+        if pixels.format == .yuv420p { return try body(pixels.planes) }
+        let source: AVPixelFormat =
+            switch pixels.format {
+            case .gray8: AV_PIX_FMT_GRAY8
+            case .nv12: AV_PIX_FMT_NV12
+            case .yuyv: AV_PIX_FMT_YUYV422
+            case .rgb24: AV_PIX_FMT_RGB24
+            case .bgr24: AV_PIX_FMT_BGR24
+            case .yuv420p: AV_PIX_FMT_YUV420P
+            }
+        scaler = sws_getCachedContext(
+            scaler, Int32(width), Int32(height), source, Int32(width), Int32(height), AV_PIX_FMT_YUV420P, SWS_BILINEAR,
+            nil, nil, nil)
+        guard let scaler else {
+            throw SightlineError.sourceFailed(source: "encoder", reason: "cannot convert \(pixels.format)")
+        }
+        if converted == nil {
+            converted = av_frame_alloc()
+            guard let converted else { throw SightlineError.sourceFailed(source: "encoder", reason: "out of memory") }
+            converted.pointee.width = Int32(width)
+            converted.pointee.height = Int32(height)
+            converted.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+            guard av_frame_get_buffer(converted, 0) >= 0 else {
+                throw SightlineError.sourceFailed(source: "encoder", reason: "out of memory")
+            }
+        }
+        guard let target = converted else { return }
+        var sources: [UnsafePointer<UInt8>?] = pixels.planes.map { $0.baseAddress.assumingMemoryBound(to: UInt8.self) }
+        var sourceStrides: [Int32] = pixels.planes.map { Int32($0.bytesPerRow) }
+        while sources.count < 4 {
+            sources.append(nil)
+            sourceStrides.append(0)
+        }
+        let geometry = PixelFormat.yuv420p.planeGeometry(width: width, height: height)
+        let planes: [Plane] = withUnsafeMutablePointer(to: &target.pointee.data) { data in
+            withUnsafeMutablePointer(to: &target.pointee.linesize) { strides in
+                let targets = UnsafeMutableRawPointer(data).assumingMemoryBound(to: UnsafeMutablePointer<UInt8>?.self)
+                let targetStrides = UnsafeMutableRawPointer(strides).assumingMemoryBound(to: Int32.self)
+                sws_scale(scaler, &sources, &sourceStrides, 0, Int32(height), targets, targetStrides)
+                return (0..<3).map {
+                    Plane(
+                        baseAddress: UnsafeRawPointer(targets[$0]!), bytesPerRow: Int(targetStrides[$0]),
+                        rows: geometry[$0].rows)
+                }
+            }
+        }
+        try body(planes)
+    }
+}

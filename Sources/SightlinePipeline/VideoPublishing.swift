@@ -1,0 +1,112 @@
+import Logging
+import SightlineBus
+import SightlineCapture
+import SightlineCore
+import Synchronization
+
+/// When the pipeline puts video on the bus.
+public enum VideoMode: String, Sendable, CaseIterable {
+    /// Only while someone subscribes to this source's video (a recorder): no cost otherwise.
+    case onDemand = "on-demand"
+    case always
+    case off
+}
+
+/// Publishes one `video` message per H.264 access unit: either the source's own packets
+/// (pass-through, no re-encoding) or frames encoded with libx264 on the encode output's
+/// queue, which sees every frame.
+///
+/// `frameDataOutput` runs on the encode output's serial queue, which owns the encoder;
+/// `publishCompressed` runs on the capture thread. Counters may be read from any thread.
+public final class VideoPublishing: FrameDataOutputDelegate, @unchecked Sendable {
+    private let publisher: Publisher
+    private let sourceID: String
+    private let topic: String
+    private let mode: VideoMode
+    private let logger: Logger
+    private let encoderOptions: VideoEncoder.Options
+    private let frameRate: Double
+    private var encoder: VideoEncoder?
+    private var encoderFailed = false
+    private let subscribed = Atomic<Bool>(false)
+    private let state = Mutex((timing: TimingCounters(), packets: 0, encoding: false))
+
+    public init(
+        publisher: Publisher, sourceID: String, mode: VideoMode, encoder: VideoEncoder.Options, frameRate: Double,
+        logger: Logger
+    ) {
+        self.publisher = publisher
+        self.sourceID = sourceID
+        self.topic = Topic.make(kind: .video, source: sourceID)
+        self.mode = mode
+        self.encoderOptions = encoder
+        self.frameRate = frameRate
+        self.logger = logger
+    }
+
+    public var encodingTiming: TimingCounters? { state.withLock { $0.encoding ? $0.timing : nil } }
+    public var packetsPublished: Int { state.withLock { $0.packets } }
+
+    /// Whether to publish now; notes a subscriber's arrival so it starts at a key frame.
+    private func wanted() -> (publish: Bool, newSubscriber: Bool) {
+        switch mode {
+        case .off: return (false, false)
+        case .always: return (true, false)
+        case .onDemand:
+            let now = publisher.hasSubscriber(for: topic)
+            let before = subscribed.exchange(now, ordering: .relaxed)
+            return (now, now && !before)
+        }
+    }
+
+    /// Encodes and publishes one frame. On the encode output's queue.
+    public func frameDataOutput(_ output: FrameDataOutput, didOutput frame: VideoFrame) {
+        let (publish, newSubscriber) = wanted()
+        guard publish, !encoderFailed else { return }
+        do {
+            if encoder == nil {
+                encoder = try VideoEncoder(
+                    width: frame.pixels.width, height: frame.pixels.height, timescale: frame.time.timescale,
+                    frameRate: frameRate, options: encoderOptions)
+                state.withLock { $0.encoding = true }
+            }
+            guard let encoder else { return }
+            if newSubscriber { encoder.forceKeyFrame = true }
+            let started = ContinuousClock.now
+            let packets = try encoder.encode(frame)
+            let elapsed = ContinuousClock.now - started
+            state.withLock { $0.timing.record(milliseconds: elapsed.milliseconds) }
+            for packet in packets {
+                send(packet, wallTimeNs: frame.wallClockNanoseconds, width: encoder.width, height: encoder.height)
+            }
+        } catch {
+            encoderFailed = true
+            logger.error("video encoding stopped", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Publishes what the encoder still holds. On the encode output's queue, or after it drained.
+    public func finish() {
+        guard let encoder, !encoderFailed else { return }
+        for packet in (try? encoder.flush()) ?? [] {
+            send(packet, wallTimeNs: WallClock.nowNanoseconds(), width: encoder.width, height: encoder.height)
+        }
+    }
+
+    /// Publishes a packet the source demuxed. On the capture thread.
+    public func publishCompressed(_ packet: EncodedVideoPacket, width: Int, height: Int) {
+        guard wanted().publish else { return }
+        send(packet, wallTimeNs: WallClock.nowNanoseconds(), width: width, height: height)
+    }
+
+    private func send(_ packet: EncodedVideoPacket, wallTimeNs: UInt64, width: Int, height: Int) {
+        publisher.publish(
+            Message(
+                kind: .video, source: sourceID, time: packet.presentationTime, wallTimeNs: wallTimeNs,
+                video: VideoPacketInfo(
+                    keyFrame: packet.isKeyFrame, decodeTime: packet.decodeTime, duration: packet.duration, width: width,
+                    height: height)),
+            payload: packet.data)
+        state.withLock { $0.packets += 1 }
+    }
+}

@@ -1,0 +1,295 @@
+import Foundation
+import Logging
+import SightlineBus
+import SightlineCore
+import SightlineMovie
+
+/// Writes one source's messages into QuickTime files: its video, with the detected faces as
+/// a timed metadata track, through `MovieWriter` in synced fragments.
+///
+/// Video waits `metadataDelay` before it is written, so the faces found in a frame (which
+/// arrive after the frame) are in the file with it. A gap in the video's sequence numbers
+/// drops the broken group of pictures: writing resumes at the next key frame, and the gap is
+/// logged and counted. Nothing undecodable is written.
+///
+/// Not thread-safe: one thread feeds it messages, in the order they arrive.
+public final class Recorder {
+    public let configuration: RecorderConfiguration
+    public private(set) var counters = RecorderCounters()
+    /// Why recording stopped early (disk nearly full, a write failed), if it did.
+    public private(set) var stopReason: String?
+    private let logger: Logger
+
+    private var writer: MovieWriter?
+    private var path: String?
+    private var parameterSets: [ArraySlice<UInt8>] = []
+    private var segmentStart: MediaTime?
+    private var lastVideoSequence: UInt64?
+    private var waitingAfterGap = false
+    private var delayed: [VideoSample] = []
+    private var newestVideoTime: MediaTime?
+    /// Presentation time up to which video has been handed to the writer.
+    private var writtenUntil: MediaTime?
+    private var pendingMetadata: [TimedMetadataGroup] = []
+    /// The last group handed to the writer: it is still valid when a new file starts.
+    private var activeFaces: TimedMetadataGroup?
+    private var fileFrames = 0
+
+    public init(configuration: RecorderConfiguration, logger: Logger) throws {
+        self.configuration = configuration
+        self.logger = logger
+        try Self.prepare(directory: configuration.directory)
+    }
+
+    /// Creates the directory if needed and checks that files can be written there.
+    static func prepare(directory: String) throws {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw SightlineError.invalidArgument("cannot record to \(directory): \(reason(error))")
+        }
+        guard access(directory, W_OK) == 0 else {
+            throw SightlineError.invalidArgument("cannot record to \(directory): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Finalises recordings a crash left in `directory`, keeping every complete fragment.
+    public static func recoverUnfinished(in directory: String, logger: Logger) {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for name in files.sorted() where name.hasSuffix(".mov") {
+            let path = "\(directory)/\(name)"
+            guard let movie = try? MovieReader(path: path), movie.isFragmented else { continue }
+            do {
+                if case .recovered(let fragments, let discarded) = try MovieRecovery.recover(path: path) {
+                    logger.notice(
+                        "recovered an unfinished recording",
+                        metadata: ["file": "\(path)", "fragments": "\(fragments)", "discardedBytes": "\(discarded)"])
+                }
+            } catch {
+                logger.error("could not recover \(path): \(error)")
+            }
+        }
+    }
+
+    /// Handles one message of this recorder's source; others are ignored.
+    public func handle(_ received: ReceivedMessage) {
+        let message = received.message
+        guard message.source == configuration.sourceID, stopReason == nil else {
+            if message.kind == .video { counters.framesDropped["stopped", default: 0] += 1 }
+            return
+        }
+        switch message.kind {
+        case .video: handleVideo(message, payload: received.payload)
+        case .faces: handleFaces(message)
+        default: break
+        }
+    }
+
+    /// Writes everything still waiting and finalises the file.
+    public func finish() {
+        flushVideo(until: nil)
+        closeFile()
+    }
+
+    // MARK: Video
+
+    private func handleVideo(_ message: Message, payload: [UInt8]?) {
+        counters.videoReceived += 1
+        if let last = lastVideoSequence, message.seq != last &+ 1 {
+            let lost = message.seq > last ? Int(message.seq - last - 1) : 0
+            counters.messagesLost += lost
+            counters.gaps += 1
+            waitingAfterGap = true
+            logger.warning(
+                "video gap: dropping until the next key frame",
+                metadata: ["source": "\(configuration.sourceID)", "lost": "\(lost)", "seq": "\(message.seq)"])
+        }
+        lastVideoSequence = message.seq
+        guard let info = message.video, info.codec == "h264", let time = message.time, let payload, !payload.isEmpty,
+            info.width > 0, info.height > 0
+        else {
+            return drop("malformed", log: "a video message is not an H.264 access unit with a time")
+        }
+        let units = H264.nalUnits(annexB: payload)
+        guard !units.isEmpty else { return drop("malformed", log: "a video message holds no H.264 NAL unit") }
+
+        if writer == nil || waitingAfterGap {
+            guard info.keyFrame else { return drop(waitingAfterGap ? "gap" : "beforeKeyFrame") }
+            waitingAfterGap = false
+        }
+        if info.keyFrame {
+            guard hasFreeSpace() else { return }
+            let sets = units.filter {
+                [H264.sequenceParameterSet, H264.pictureParameterSet].contains(H264.type(of: $0))
+            }
+            if writer != nil, shouldStartNewFile(at: time, parameterSets: sets) { closeFile() }
+            if writer == nil {
+                guard !sets.isEmpty else { return drop("malformed", log: "a key frame came without its SPS and PPS") }
+                do {
+                    try openFile(
+                        parameterSets: sets, width: info.width, height: info.height, timescale: time.timescale,
+                        at: time, wallTimeNs: message.wallTimeNs)
+                } catch {
+                    return stop("cannot start a recording: \(error)")
+                }
+            }
+        }
+        delayed.append(
+            VideoSample(
+                annexB: payload, decodeTime: info.decodeTime, presentationTime: time, duration: info.duration,
+                isSync: info.keyFrame))
+        newestVideoTime = max(newestVideoTime ?? time, time)
+        flushVideo(until: time - configuration.metadataDelay)
+    }
+
+    private func drop(_ reason: String, log: String? = nil) {
+        counters.framesDropped[reason, default: 0] += 1
+        if let log { logger.warning("\(log); dropped", metadata: ["source": "\(configuration.sourceID)"]) }
+    }
+
+    private func shouldStartNewFile(at time: MediaTime, parameterSets sets: [ArraySlice<UInt8>]) -> Bool {
+        if !sets.isEmpty, sets.map(Array.init) != parameterSets.map(Array.init) { return true }
+        if let duration = configuration.segmentDuration, let start = segmentStart, time - start >= duration {
+            return true
+        }
+        if let limit = configuration.maximumFileSize, let writer, writer.bytesWritten >= limit { return true }
+        return false
+    }
+
+    /// Hands the writer the video older than `until` (all of it when nil), each frame after
+    /// the metadata that precedes it.
+    private func flushVideo(until: MediaTime?) {
+        guard let writer else { return }
+        while let sample = delayed.first, until.map({ sample.presentationTime <= $0 }) ?? true {
+            delayed.removeFirst()
+            writeMetadata(upTo: sample.presentationTime)
+            do {
+                try writer.append(sample)
+                counters.framesWritten += 1
+                fileFrames += 1
+                writtenUntil = max(writtenUntil ?? sample.presentationTime, sample.presentationTime)
+            } catch {
+                return stop("writing \(path ?? "") failed: \(error)")
+            }
+        }
+        if until == nil { writeMetadata(upTo: nil) }
+    }
+
+    // MARK: Metadata
+
+    private func handleFaces(_ message: Message) {
+        guard let time = message.time, let faces = message.faces else {
+            counters.metadataDropped["malformed", default: 0] += 1
+            return
+        }
+        if let newest = newestVideoTime, (time - newest).seconds > 60 || (newest - time).seconds > 3600 {
+            counters.metadataDropped["impossibleTime", default: 0] += 1
+            return
+        }
+        let group = TimedMetadataGroup(time: time, items: faces.isEmpty ? [] : [.detectedFaces(faces)])
+        var index = pendingMetadata.endIndex
+        while index > 0, pendingMetadata[index - 1].time > time { index -= 1 }
+        pendingMetadata.insert(group, at: index)
+        // Metadata for video already written goes straight in (or is counted as late).
+        if let written = writtenUntil, time <= written { writeMetadata(upTo: written) }
+    }
+
+    private func writeMetadata(upTo time: MediaTime?) {
+        guard let writer else { return }
+        while let group = pendingMetadata.first, time.map({ group.time <= $0 }) ?? true {
+            pendingMetadata.removeFirst()
+            do {
+                if try writer.append(group, toMetadataTrack: 0) == .queued {
+                    counters.metadataWritten += 1
+                    activeFaces = group
+                } else {
+                    counters.metadataDropped["late", default: 0] += 1
+                }
+            } catch {
+                counters.metadataDropped["malformed", default: 0] += 1
+                logger.warning("faces not recorded: \(error)")
+            }
+        }
+    }
+
+    // MARK: Files
+
+    private func openFile(
+        parameterSets sets: [ArraySlice<UInt8>], width: Int, height: Int, timescale: Int32, at time: MediaTime,
+        wallTimeNs: UInt64
+    ) throws {
+        let format = try VideoTrackFormat(
+            annexBParameterSets: H264.annexB(sets), width: width, height: height, timescale: timescale)
+        let path = uniquePath(wallTimeNs: wallTimeNs)
+        let writer = try MovieWriter(
+            path: path, video: format, metadataTracks: [.detectedFaces],
+            configuration: .init(fragmentInterval: configuration.fragmentInterval))
+        // The faces on screen when the file starts are in it from its first frame.
+        if let active = activeFaces, !active.items.isEmpty {
+            try writer.append(TimedMetadataGroup(time: time, items: active.items), toMetadataTrack: 0)
+        }
+        self.writer = writer
+        self.path = path
+        parameterSets = sets
+        segmentStart = time
+        fileFrames = 0
+        logger.info("recording", metadata: ["file": "\(path)", "size": "\(width)x\(height)"])
+    }
+
+    private func closeFile() {
+        guard let writer, let path else { return }
+        do {
+            try writer.finish()
+            logger.info(
+                "recorded", metadata: ["file": "\(path)", "frames": "\(fileFrames)", "bytes": "\(writer.bytesWritten)"])
+        } catch {
+            logger.error("could not finalise \(path): \(error); `sightline recover` can finish it")
+        }
+        counters.files.append(path)
+        counters.bytesWritten += writer.bytesWritten
+        self.writer = nil
+        self.path = nil
+    }
+
+    /// Stops recording for good, keeping what was written.
+    private func stop(_ reason: String) {
+        counters.framesDropped["stopped", default: 0] += delayed.count
+        delayed.removeAll()
+        closeFile()
+        stopReason = reason
+        logger.error("recording stopped: \(reason)", metadata: ["source": "\(configuration.sourceID)"])
+    }
+
+    private func hasFreeSpace() -> Bool {
+        var info = statvfs()
+        guard statvfs(configuration.directory, &info) == 0 else { return true }
+        let free = UInt64(info.f_bavail) * UInt64(info.f_frsize)
+        guard free < configuration.minimumFreeSpace else { return true }
+        flushVideo(until: nil)  // the frames before this key frame complete their group
+        stop(
+            "only \(free >> 20) MiB free in \(configuration.directory) (the limit is \(configuration.minimumFreeSpace >> 20) MiB)"
+        )
+        return false
+    }
+
+    /// `<source>-<UTC start time>.mov`, with a counter if that name is taken.
+    private func uniquePath(wallTimeNs: UInt64) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        let stamp = formatter.string(from: Date(timeIntervalSince1970: Double(wallTimeNs) / 1e9))
+        let base = "\(configuration.directory)/\(configuration.sourceID)-\(stamp)"
+        var path = base + ".mov"
+        var counter = 1
+        while FileManager.default.fileExists(atPath: path) {
+            path = "\(base)-\(counter).mov"
+            counter += 1
+        }
+        return path
+    }
+}
+
+private func reason(_ error: Error) -> String {
+    ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.localizedDescription ?? error.localizedDescription
+}

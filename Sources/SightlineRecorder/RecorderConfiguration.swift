@@ -1,0 +1,44 @@
+import SightlineCore
+
+/// What a recorder records, where, and when it cuts files.
+public struct RecorderConfiguration: Sendable {
+    /// The source to record (its video, faces and metadata messages).
+    public var sourceID: String
+    public var directory: String
+    /// How often a fragment is written and synced: at most this much is lost in a crash.
+    public var fragmentInterval = MediaTime(value: 2, timescale: 1)
+    /// Start a new file at the first key frame after this much media time.
+    public var segmentDuration: MediaTime?
+    /// Start a new file at the first key frame after a file reaches this size.
+    public var maximumFileSize: UInt64?
+    /// Stop recording, keeping what was written, before free space drops below this.
+    public var minimumFreeSpace: UInt64 = 512 << 20
+    /// How long video waits for the metadata about it (detection runs behind capture).
+    public var metadataDelay = MediaTime(value: 1, timescale: 1)
+
+    public init(sourceID: String, directory: String) {
+        self.sourceID = sourceID
+        self.directory = directory
+    }
+}
+
+/// What a recorder did: every video message is written, dropped for a reason, or still
+/// waiting in the alignment delay.
+public struct RecorderCounters: Sendable, Equatable, Codable {
+    public var videoReceived = 0
+    public var framesWritten = 0
+    /// Video messages dropped, by reason: `gap` (waiting for a key frame after lost
+    /// messages), `beforeKeyFrame` (joined mid-GOP), `malformed`, `stopped`.
+    public var framesDropped: [String: Int] = [:]
+    /// Video messages lost on the way (sequence gaps), and how many gaps there were.
+    public var messagesLost = 0
+    public var gaps = 0
+    public var metadataWritten = 0
+    /// Metadata dropped, by reason: `late` (its time was already written), `malformed`,
+    /// `impossibleTime`.
+    public var metadataDropped: [String: Int] = [:]
+    public var files: [String] = []
+    public var bytesWritten: UInt64 = 0
+
+    public init() {}
+}

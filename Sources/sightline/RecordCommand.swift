@@ -1,0 +1,96 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ServiceLifecycle
+import SightlineBus
+import SightlineCore
+import SightlineRecorder
+
+/// Recording options shared by `record` and `run --record`.
+struct RecordingOptions: ParsableArguments {
+    @Option(help: "Start a new file at the first key frame after this long (90s, 10m, 1h).")
+    var segment: String?
+
+    @Option(help: "Start a new file at the first key frame after this size (500M, 2G).")
+    var maxSize: String?
+
+    @Option(help: "Stop recording before free space drops below this (default 512M).")
+    var minFree = "512M"
+
+    @Option(help: "Seconds between fragments synced to disk: at most this much is lost in a crash.")
+    var fragment = 2.0
+
+    func configuration(sourceID: String, directory: String) throws -> RecorderConfiguration {
+        var configuration = RecorderConfiguration(sourceID: sourceID, directory: directory)
+        guard fragment > 0 else { throw ValidationError("--fragment must be positive") }
+        configuration.fragmentInterval = MediaTime(seconds: fragment, timescale: 1000)
+        configuration.segmentDuration = try segment.map {
+            MediaTime(seconds: try Self.seconds($0, option: "--segment"), timescale: 1000)
+        }
+        configuration.maximumFileSize = try maxSize.map { try Self.bytes($0, option: "--max-size") }
+        configuration.minimumFreeSpace = try Self.bytes(minFree, option: "--min-free")
+        return configuration
+    }
+
+    static func seconds(_ text: String, option: String) throws -> Double {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600]
+        let unit = text.last.flatMap { units[$0] }
+        guard let value = Double(unit == nil ? text : String(text.dropLast())), value > 0 else {
+            throw ValidationError("\(option) '\(text)' is not a duration such as 90s, 10m or 1h")
+        }
+        return value * (unit ?? 1)
+    }
+
+    static func bytes(_ text: String, option: String) throws -> UInt64 {
+        let units: [Character: UInt64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
+        let unit = text.last.flatMap { units[Character($0.uppercased())] }
+        guard let value = Double(unit == nil ? text : String(text.dropLast())), value >= 0 else {
+            throw ValidationError("\(option) '\(text)' is not a size such as 500M or 2G")
+        }
+        return UInt64(value * Double(unit ?? 1))
+    }
+}
+
+struct RecordCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "record",
+        abstract: "Record a source's video and detected faces into QuickTime files.",
+        discussion: """
+            Subscribes to one source's video, faces and status and writes .mov files named
+            <source>-<UTC start>.mov, in fragments synced every 2 s. SIGINT or SIGTERM
+            finalises the current file; files a crash left unfinished are recovered on start.
+            The source publishes video while someone subscribes to it.
+
+            Examples:
+              sightline record --source-id cam1 --out recordings/
+              sightline record --connect tcp://10.0.0.5:5560 --source-id door --out /srv/rec --segment 10m
+            """)
+
+    @Option(help: "Endpoint to connect to; repeat for several.")
+    var connect: [String] = [Endpoint.defaultPublish.string]
+
+    @Option(help: "The source to record.")
+    var sourceID = "cam1"
+
+    @Option(help: "Directory for the recordings.")
+    var out = "recordings"
+
+    @Flag(help: "Stop when the source publishes its final status (stopped or failed).")
+    var untilStopped = false
+
+    @OptionGroup var recording: RecordingOptions
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let logger = global.makeLogger()
+        let service = try RecorderService(
+            configuration: try recording.configuration(sourceID: sourceID, directory: out),
+            endpoints: try connect.map(Endpoint.init), untilSourceStops: untilStopped, logger: logger)
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+        for file in service.recorder.counters.files { print(file) }
+    }
+}
