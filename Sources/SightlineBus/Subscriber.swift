@@ -9,6 +9,13 @@ public struct ReceivedMessage: Sendable {
     /// The JSON exactly as it arrived, for printing it unchanged.
     public let json: [UInt8]
     public let payload: [UInt8]?
+
+    public init(topic: String, message: Message, json: [UInt8], payload: [UInt8]?) {
+        self.topic = topic
+        self.message = message
+        self.json = json
+        self.payload = payload
+    }
 }
 
 /// Why an incoming message was refused.

@@ -28,7 +28,7 @@ public struct EncodedVideoPacket: Sendable {
 public final class VideoEncoder {
     public struct Options: Sendable, Equatable {
         /// x264 preset: ultrafast … veryslow.
-        public var preset = "veryfast"
+        public var preset = "superfast"
         /// Constant quality (0–51, lower is better) unless `bitrate` is set.
         public var crf = 23
         /// Bits per second; when set, rate control targets it instead of `crf`.

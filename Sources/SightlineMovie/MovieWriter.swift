@@ -37,6 +37,8 @@ public final class MovieWriter {
     public let configuration: Configuration
     public private(set) var bytesWritten: UInt64 = 0
     public private(set) var fragmentsWritten = 0
+    /// Video samples on disk (appended samples wait in memory until their fragment is cut).
+    public private(set) var videoSamplesWritten = 0
 
     private let file: MovieFile
     private var tracks: [TrackLayout]
@@ -255,6 +257,7 @@ public final class MovieWriter {
         }
         if fragmented { fragmentOffsets.append(start) }
         fragmentsWritten += 1
+        videoSamplesWritten += video.count
         for run in runs {
             let track = Int(run.trackID) - 1
             tracks[track].table.chunks.append((start + UInt64(run.dataOffset), UInt32(run.sizes.count)))

@@ -165,11 +165,10 @@ public final class Recorder {
             writeMetadata(upTo: sample.presentationTime)
             do {
                 try writer.append(sample)
-                counters.framesWritten += 1
                 fileFrames += 1
                 writtenUntil = max(writtenUntil ?? sample.presentationTime, sample.presentationTime)
             } catch {
-                return stop("writing \(path ?? "") failed: \(error)")
+                return stop("\(error)")
             }
         }
         if until == nil { writeMetadata(upTo: nil) }
@@ -240,11 +239,17 @@ public final class Recorder {
         guard let writer, let path else { return }
         do {
             try writer.finish()
-            logger.info(
-                "recorded", metadata: ["file": "\(path)", "frames": "\(fileFrames)", "bytes": "\(writer.bytesWritten)"])
         } catch {
             logger.error("could not finalise \(path): \(error); `sightline recover` can finish it")
         }
+        // Frames of a fragment that could not be written are not in the file.
+        counters.framesWritten += writer.videoSamplesWritten
+        if fileFrames > writer.videoSamplesWritten {
+            counters.framesDropped["writeFailed", default: 0] += fileFrames - writer.videoSamplesWritten
+        }
+        logger.info(
+            "recorded",
+            metadata: ["file": "\(path)", "frames": "\(writer.videoSamplesWritten)", "bytes": "\(writer.bytesWritten)"])
         counters.files.append(path)
         counters.bytesWritten += writer.bytesWritten
         self.writer = nil

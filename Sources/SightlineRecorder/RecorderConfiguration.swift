@@ -28,7 +28,8 @@ public struct RecorderCounters: Sendable, Equatable, Codable {
     public var videoReceived = 0
     public var framesWritten = 0
     /// Video messages dropped, by reason: `gap` (waiting for a key frame after lost
-    /// messages), `beforeKeyFrame` (joined mid-GOP), `malformed`, `stopped`.
+    /// messages), `beforeKeyFrame` (joined mid-GOP), `malformed`, `stopped` (recording stopped),
+    /// `writeFailed` (in a fragment the disk refused).
     public var framesDropped: [String: Int] = [:]
     /// Video messages lost on the way (sequence gaps), and how many gaps there were.
     public var messagesLost = 0

@@ -71,7 +71,7 @@ struct RunCommand: AsyncParsableCommand {
     var reencode = false
 
     @Option(help: "x264 preset for encoding (ultrafast … veryslow).")
-    var preset = "veryfast"
+    var preset = "superfast"
 
     @Option(help: "x264 constant quality, 0-51 (lower is better).")
     var crf = 23

@@ -9,7 +9,7 @@ struct Sightline: AsyncParsableCommand {
         subcommands: [
             RunCommand.self, EventsCommand.self, RecordCommand.self, InspectCommand.self, RecoverCommand.self,
             BenchCommand.self,
-            MovieBenchCommand.self,
+            MovieBenchCommand.self, RecordBenchCommand.self,
         ])
 }
 
