@@ -88,6 +88,7 @@ public final class Recorder {
     /// Writes everything still waiting and finalises the file.
     public func finish() {
         flushVideo(until: nil)
+        writeMetadata(upTo: nil)
         closeFile()
     }
 
@@ -122,7 +123,11 @@ public final class Recorder {
             let sets = units.filter {
                 [H264.sequenceParameterSet, H264.pictureParameterSet].contains(H264.type(of: $0))
             }
-            if writer != nil, shouldStartNewFile(at: time, parameterSets: sets) { closeFile() }
+            if writer != nil, shouldStartNewFile(at: time, parameterSets: sets) {
+                // The frames before this key frame end the file; later metadata waits for the next.
+                flushVideo(until: nil)
+                closeFile()
+            }
             if writer == nil {
                 guard !sets.isEmpty else { return drop("malformed", log: "a key frame came without its SPS and PPS") }
                 do {
@@ -156,8 +161,8 @@ public final class Recorder {
         return false
     }
 
-    /// Hands the writer the video older than `until` (all of it when nil), each frame after
-    /// the metadata that precedes it.
+    /// Hands the writer the video up to `until` (all of it when nil), each frame after the
+    /// metadata that precedes it.
     private func flushVideo(until: MediaTime?) {
         guard let writer else { return }
         while let sample = delayed.first, until.map({ sample.presentationTime <= $0 }) ?? true {
@@ -171,7 +176,6 @@ public final class Recorder {
                 return stop("\(error)")
             }
         }
-        if until == nil { writeMetadata(upTo: nil) }
     }
 
     // MARK: Metadata
@@ -271,6 +275,7 @@ public final class Recorder {
         let free = UInt64(info.f_bavail) * UInt64(info.f_frsize)
         guard free < configuration.minimumFreeSpace else { return true }
         flushVideo(until: nil)  // the frames before this key frame complete their group
+        writeMetadata(upTo: nil)
         stop(
             "only \(free >> 20) MiB free in \(configuration.directory) (the limit is \(configuration.minimumFreeSpace >> 20) MiB)"
         )

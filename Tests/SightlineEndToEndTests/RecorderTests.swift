@@ -170,6 +170,27 @@ import Testing
         #expect(try decodedFrames(second.counters.files[0]) > 0)
     }
 
+    /// Files rotate at the first key frame past the segment length; together they hold
+    /// every frame, each file decodes on its own, and faces on screen at a cut are in both.
+    @Test func segmentsRotateOnKeyFrames() async throws {
+        let received = try await publishedMessages(source: "seg")
+        var configuration = RecorderConfiguration(sourceID: "seg", directory: directory.file("seg"))
+        configuration.segmentDuration = MediaTime(value: 3, timescale: 1)
+        let recorder = try Recorder(configuration: configuration, logger: logger)
+        for message in received { recorder.handle(message) }
+        recorder.finish()
+        let files = recorder.counters.files
+        #expect(files.count == 3)
+        #expect(Set(files).count == 3)
+        let frames = try files.map { try MovieReader(path: $0).tracks[0].samples.count }
+        #expect(frames == [120, 120, 60])  // key frames every 2 s: cuts at 4 s and 8 s
+        for (file, count) in zip(files, frames) { #expect(try decodedFrames(file) == count) }
+        for file in files.dropFirst() {
+            let first = try MovieReader(path: file).metadataGroups(track: 2).first
+            #expect(first?.time == .zero && first?.items.isEmpty == false, "\(file) starts with the faces on screen")
+        }
+    }
+
     /// The sample's messages as a subscriber receives them, with video always on.
     func publishedMessages(source: String) async throws -> [ReceivedMessage] {
         let endpoint = try Endpoint("inproc://recorder-test-\(source)")
