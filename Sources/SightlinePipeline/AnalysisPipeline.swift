@@ -78,7 +78,8 @@ public final class AnalysisPipeline: Service, Sendable {
                 // Every frame is encoded: a file waits for the encoder rather than dropping frames.
                 outputs.append(
                     FrameDataOutput(
-                        name: "encode", delegate: video, alwaysDiscardsLateFrames: false, maximumFramesInFlight: 8))
+                        name: "encode", delegate: video, alwaysDiscardsLateFrames: false,
+                        maximumFramesInFlight: VideoPublishing.maximumBacklog))
             }
         }
         session = CaptureSession(source: source, outputs: outputs, logger: logger)

@@ -28,6 +28,9 @@ public final class VideoPublishing: FrameDataOutputDelegate, @unchecked Sendable
     private let frameRate: Double
     private var encoder: VideoEncoder?
     private var encoderFailed = false
+    private var reportedBacklog = false
+    /// Frames the encode output may hold before capture waits for it.
+    static let maximumBacklog = 8
     private let subscribed = Atomic<Bool>(false)
     private let state = Mutex((timing: TimingCounters(), packets: 0, encoding: false))
 
@@ -61,6 +64,10 @@ public final class VideoPublishing: FrameDataOutputDelegate, @unchecked Sendable
 
     /// Encodes and publishes one frame. On the encode output's queue.
     public func frameDataOutput(_ output: FrameDataOutput, didOutput frame: VideoFrame) {
+        if !reportedBacklog, output.maxBacklog >= Self.maximumBacklog {
+            reportedBacklog = true
+            logger.warning("the encoder is falling behind: capture waits for it", metadata: ["source": "\(sourceID)"])
+        }
         let (publish, newSubscriber) = wanted()
         guard publish, !encoderFailed else { return }
         do {

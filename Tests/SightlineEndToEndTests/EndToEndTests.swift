@@ -260,6 +260,16 @@ let logger = Logger(label: "test")
             ["inspect", "/no/such.mov"], mentioning: "opening /no/such.mov failed: No such file or directory")
     }
 
+    @Test func recordingToAnUnwritableDirectory() throws {
+        try expectOneLineError(
+            ["record", "--out", "/proc/sightline-recordings"],
+            mentioning: "cannot record to /proc/sightline-recordings:")
+        try expectOneLineError(
+            ["run", "--record", "/proc/sightline-recordings"],
+            mentioning: "cannot record to /proc/sightline-recordings:")
+        try expectOneLineError(["record", "--segment", "ten"], mentioning: "--segment 'ten' is not a duration")
+    }
+
     /// `recover` on a recording cut off in its third fragment.
     @Test func recoverFinalisesACutRecording() throws {
         let fragmented = Self.movieTests.appendingPathComponent("Corpus/small-fragmented.mov")
