@@ -68,7 +68,8 @@ public final class AnalysisPipeline: Service, Sendable {
             maximumFramesInFlight: 4)
         video = VideoPublishing(
             publisher: publisher, sourceID: configuration.sourceID, mode: configuration.video,
-            encoder: configuration.encoder, frameRate: source.input.frameRate ?? 30, logger: logger)
+            encoder: configuration.encoder, frameRate: source.input.frameRate ?? 30,
+            isLive: configuration.sourceOptions.realtime, logger: logger)
         var outputs = [detectOutput]
         if configuration.video != .off {
             if source.h264ParameterSets != nil && !configuration.reencode {

@@ -29,6 +29,8 @@ public final class VideoPublishing: FrameDataOutputDelegate, @unchecked Sendable
     private var encoder: VideoEncoder?
     private var encoderFailed = false
     private var reportedBacklog = false
+    /// A live source cannot wait: an encoder that holds capture back is worth a warning.
+    private let isLive: Bool
     /// Frames the encode output may hold before capture waits for it.
     static let maximumBacklog = 8
     private let subscribed = Atomic<Bool>(false)
@@ -36,8 +38,9 @@ public final class VideoPublishing: FrameDataOutputDelegate, @unchecked Sendable
 
     public init(
         publisher: Publisher, sourceID: String, mode: VideoMode, encoder: VideoEncoder.Options, frameRate: Double,
-        logger: Logger
+        isLive: Bool, logger: Logger
     ) {
+        self.isLive = isLive
         self.publisher = publisher
         self.sourceID = sourceID
         self.topic = Topic.make(kind: .video, source: sourceID)
@@ -64,7 +67,7 @@ public final class VideoPublishing: FrameDataOutputDelegate, @unchecked Sendable
 
     /// Encodes and publishes one frame. On the encode output's queue.
     public func frameDataOutput(_ output: FrameDataOutput, didOutput frame: VideoFrame) {
-        if !reportedBacklog, output.maxBacklog >= Self.maximumBacklog {
+        if isLive, !reportedBacklog, output.maxBacklog >= Self.maximumBacklog - 1 {
             reportedBacklog = true
             logger.warning("the encoder is falling behind: capture waits for it", metadata: ["source": "\(sourceID)"])
         }
