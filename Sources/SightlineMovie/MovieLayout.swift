@@ -213,23 +213,9 @@ enum MovieBoxes {
                 $0.u32(1)
                 $0.append(track.sampleEntry)
             }
-            let durationRuns = runs(table.durations)
-            w.fullBox("stts", version: 0, flags: 0) { w in
-                w.u32(UInt32(durationRuns.count))
-                for run in durationRuns {
-                    w.u32(run.count)
-                    w.u32(run.value)
-                }
-            }
+            runLengthTable(&w, "stts", table.durations)
             if table.compositionOffsets.contains(where: { $0 != 0 }) {
-                let offsetRuns = runs(table.compositionOffsets)
-                w.fullBox("ctts", version: 0, flags: 0) { w in
-                    w.u32(UInt32(offsetRuns.count))
-                    for run in offsetRuns {
-                        w.u32(run.count)
-                        w.u32(run.value)
-                    }
-                }
+                runLengthTable(&w, "ctts", table.compositionOffsets)
             }
             // No stss means every sample is a sync sample, as for all metadata.
             if track.isVideo, table.isSync.contains(false) {
@@ -265,6 +251,18 @@ enum MovieBoxes {
                     w.u32(UInt32(table.chunks.count))
                     for chunk in table.chunks { w.u32(UInt32(chunk.offset)) }
                 }
+            }
+        }
+    }
+
+    /// A `(count, value)` table: `stts` (durations) and `ctts` (composition offsets).
+    private static func runLengthTable(_ w: inout ByteWriter, _ type: FourCC, _ values: [UInt32]) {
+        let valueRuns = runs(values)
+        w.fullBox(type, version: 0, flags: 0) { w in
+            w.u32(UInt32(valueRuns.count))
+            for run in valueRuns {
+                w.u32(run.count)
+                w.u32(run.value)
             }
         }
     }
