@@ -47,7 +47,7 @@ let package = Package(
         .target(name: "SightlineCore"),
         .target(
             name: "SightlineCapture",
-            dependencies: ["SightlineCore", "CFFmpeg", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["SightlineCore", "CFFmpeg", "CV4L2", .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "SightlineDetection",
             dependencies: ["SightlineCore", "CDlib", .product(name: "Logging", package: "swift-log")]),
@@ -82,7 +82,8 @@ let package = Package(
 
         .testTarget(name: "SightlineCoreTests", dependencies: ["SightlineCore"]),
         .testTarget(
-            name: "SightlineCaptureTests", dependencies: ["SightlineCapture", "SightlineSamples"]),
+            name: "SightlineCaptureTests",
+            dependencies: ["SightlineCapture", "SightlineSamples", "SightlineTesting", "CV4L2"]),
         .testTarget(
             name: "SightlineDetectionTests",
             dependencies: ["SightlineDetection", "SightlineCapture", "SightlineSamples"],

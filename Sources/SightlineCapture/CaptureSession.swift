@@ -14,23 +14,38 @@ public final class CaptureSession: Sendable {
         case stopped
     }
 
+    /// What happened to the source, for status messages. Called on the capture thread.
+    public enum SourceEvent: Sendable, Equatable {
+        case interrupted(reason: String)
+        case resumed
+    }
+
     private let source: SendableSource
     public let outputs: [FrameDataOutput]
     private let logger: Logger
+    private let onSourceEvent: @Sendable (SourceEvent) -> Void
     private let stopRequested = Atomic<Bool>(false)
     private let state = Mutex(Counters())
 
     private struct Counters {
         var framesIn = 0
         var skipped: [String: Int] = [:]
+        var interruptions = 0
     }
 
     /// The session takes ownership of `source`: from now on only its capture thread uses it.
-    public init(source: any FrameSource, outputs: [FrameDataOutput], logger: Logger) {
+    public init(
+        source: any FrameSource, outputs: [FrameDataOutput], logger: Logger,
+        onSourceEvent: @escaping @Sendable (SourceEvent) -> Void = { _ in }
+    ) {
         self.source = SendableSource(source)
         self.outputs = outputs
         self.logger = logger
+        self.onSourceEvent = onSourceEvent
     }
+
+    /// Why the source ended, when it was not simply the end of the media.
+    public var endReason: String? { source.value.endReason }
 
     public var input: InputDescription { source.value.input }
 
@@ -40,6 +55,7 @@ public final class CaptureSession: Sendable {
         state.withLock {
             result.framesIn = $0.framesIn
             result.sourceSkipped = $0.skipped
+            result.interruptions = $0.interruptions
         }
         for output in outputs { result.outputs[output.name] = output.counters }
         return result
@@ -73,16 +89,23 @@ public final class CaptureSession: Sendable {
             case .frame(let frame):
                 state.withLock { $0.framesIn += 1 }
                 for output in outputs { output.offer(frame) }
-            case .skipped(let reason):
+            case .skipped(let reason, let count):
                 let total = state.withLock { state -> Int in
-                    state.skipped[reason, default: 0] += 1
+                    state.skipped[reason, default: 0] += count
                     return state.skipped[reason]!
                 }
                 // At most one line a second however many frames are bad.
                 if ContinuousClock.now - lastSkipLog > .seconds(1) {
-                    logger.warning("skipped a \(reason) frame; going on", metadata: ["skipped": "\(total)"])
+                    logger.warning("skipped \(reason) frames; going on", metadata: ["skipped": "\(total)"])
                     lastSkipLog = .now
                 }
+            case .interrupted(let reason):
+                state.withLock { $0.interruptions += 1 }
+                logger.warning("source interrupted; reconnecting", metadata: ["reason": "\(reason)"])
+                onSourceEvent(.interrupted(reason: reason))
+            case .resumed:
+                logger.notice("source resumed")
+                onSourceEvent(.resumed)
             case .end:
                 return stopRequested.load(ordering: .acquiring) ? .stopped : .endOfSource
             }

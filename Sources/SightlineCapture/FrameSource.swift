@@ -3,8 +3,13 @@ import SightlineCore
 /// What one read from a source yields: a small flow result, in the manner of GStreamer.
 public enum SourceRead: Sendable {
     case frame(VideoFrame)
-    /// Something was read but skipped (a corrupt packet or frame); the source goes on.
-    case skipped(reason: String)
+    /// Something was read but skipped (a corrupt packet or frame), or `count` frames were
+    /// lost before they reached us (a driver's sequence gap); the source goes on.
+    case skipped(reason: String, count: Int = 1)
+    /// The device failed or disappeared; the source is trying to get it back.
+    case interrupted(reason: String)
+    /// Frames flow again after an interruption.
+    case resumed
     /// The source has no more frames.
     case end
 }
@@ -23,4 +28,11 @@ public protocol FrameSource: AnyObject {
 
     /// Makes a blocked or future `read()` return `.end` soon. Called from any thread.
     func cancel()
+
+    /// Why the source ended, when it was not simply the end of the media.
+    var endReason: String? { get }
+}
+
+extension FrameSource {
+    public var endReason: String? { nil }
 }

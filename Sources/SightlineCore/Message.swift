@@ -132,7 +132,7 @@ public struct ObjectEvent: Sendable, Codable, Equatable {
 
 /// A source's state and counters.
 public struct SourceStatus: Sendable, Codable, Equatable {
-    public enum State: String, Sendable, Codable { case started, running, stopped, failed }
+    public enum State: String, Sendable, Codable { case started, running, interrupted, resumed, stopped, failed }
     public var state: State
     /// Why the source stopped or failed, in one line.
     public var reason: String?
@@ -171,8 +171,11 @@ public struct InputDescription: Sendable, Codable, Equatable {
 public struct PipelineCounters: Sendable, Codable, Equatable {
     /// Frames the source produced.
     public var framesIn: Int = 0
-    /// Frames or packets the source skipped, by reason (for example `corrupt`).
+    /// Frames or packets the source skipped, by reason: `corrupt`, or `driverDropped` for
+    /// frames a camera's driver lost before they reached us (its sequence numbers jumped).
     public var sourceSkipped: [String: Int] = [:]
+    /// Times the device failed or disappeared.
+    public var interruptions: Int = 0
     public var outputs: [String: OutputCounters] = [:]
     /// Face detection on the frames that reached the detector.
     public var detection: TimingCounters?

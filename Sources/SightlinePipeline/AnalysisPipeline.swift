@@ -12,6 +12,8 @@ public struct PipelineConfiguration: Sendable {
     public var source: String
     public var sourceID: String = "cam1"
     public var sourceOptions = MediaFileSource.Options()
+    /// For a V4L2 device (`/dev/video*`): mode and reconnection.
+    public var camera = V4L2Source.Options()
     public var detector = FaceDetector.Configuration()
     public var publish: Endpoint = .defaultPublish
     /// Allow binding a tcp address other machines can reach, without authentication.
@@ -55,7 +57,18 @@ public final class AnalysisPipeline: Service, Sendable {
         self.logger = logger
         let detector = try FaceDetector(configuration: configuration.detector)
         if let notice = FaceDetector.instructionSet.fallbackNotice { logger.warning("\(notice)") }
-        let source = try MediaFileSource(url: configuration.source, options: configuration.sourceOptions)
+        let source: any FrameSource
+        let file: MediaFileSource?
+        if V4L2Source.isDevice(configuration.source) {
+            let camera = try V4L2Source(path: configuration.source, options: configuration.camera)
+            logger.info(
+                "camera",
+                metadata: ["device": "\(camera.path)", "mode": "\(camera.mode)", "chosen": "\(camera.modeWasChosen)"])
+            (source, file) = (camera, nil)
+        } else {
+            let opened = try MediaFileSource(url: configuration.source, options: configuration.sourceOptions)
+            (source, file) = (opened, opened)
+        }
         publisher = try Publisher(
             endpoint: configuration.publish, alsoBind: configuration.alsoPublish,
             allowRemote: configuration.allowRemote,
@@ -69,12 +82,12 @@ public final class AnalysisPipeline: Service, Sendable {
         video = VideoPublishing(
             publisher: publisher, sourceID: configuration.sourceID, mode: configuration.video,
             encoder: configuration.encoder, frameRate: source.input.frameRate ?? 30,
-            isLive: configuration.sourceOptions.realtime, logger: logger)
+            isLive: file == nil || configuration.sourceOptions.realtime, logger: logger)
         var outputs = [detectOutput]
         if configuration.video != .off {
-            if source.h264ParameterSets != nil && !configuration.reencode {
-                let (video, width, height) = (video, source.input.width, source.input.height)
-                source.onCompressedPacket = { video.publishCompressed($0, width: width, height: height) }
+            if let file, file.h264ParameterSets != nil, !configuration.reencode {
+                let (video, width, height) = (video, file.input.width, file.input.height)
+                file.onCompressedPacket = { video.publishCompressed($0, width: width, height: height) }
             } else {
                 // Every frame is encoded: a file waits for the encoder rather than dropping frames.
                 outputs.append(
@@ -83,7 +96,17 @@ public final class AnalysisPipeline: Service, Sendable {
                         maximumFramesInFlight: VideoPublishing.maximumBacklog))
             }
         }
-        session = CaptureSession(source: source, outputs: outputs, logger: logger)
+        let (publisher, sourceID) = (publisher, configuration.sourceID)
+        session = CaptureSession(source: source, outputs: outputs, logger: logger) { event in
+            let status: SourceStatus =
+                switch event {
+                case .interrupted(let reason): SourceStatus(state: .interrupted, reason: reason)
+                case .resumed: SourceStatus(state: .resumed)
+                }
+            publisher.publish(
+                Message(
+                    kind: .status, source: sourceID, time: nil, wallTimeNs: WallClock.nowNanoseconds(), status: status))
+        }
     }
 
     /// What the source delivers.
@@ -159,7 +182,7 @@ public final class AnalysisPipeline: Service, Sendable {
         let final = counters
         switch completion {
         case .success(let how):
-            let reason = how == .endOfSource ? "end of source" : "stopped"
+            let reason = how == .endOfSource ? session.endReason ?? "end of source" : "stopped"
             publishStatus(SourceStatus(state: .stopped, reason: reason, counters: final))
             logger.info("stopped", metadata: Self.summary(final).merging(["reason": "\(reason)"]) { $1 })
         case .failure(let error):

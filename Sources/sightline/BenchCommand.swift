@@ -97,7 +97,7 @@ struct BenchCommand: AsyncParsableCommand {
         while result.count < frames {
             switch try source.read() {
             case .frame(let frame): result.append(frame)
-            case .skipped: continue
+            case .skipped, .interrupted, .resumed: continue
             case .end: return result
             }
         }

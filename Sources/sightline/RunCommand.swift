@@ -20,10 +20,26 @@ struct RunCommand: AsyncParsableCommand {
               sightline run --source rtsp://camera.local/stream --source-id door
               sightline run --source clip.mp4 --publish ipc:///tmp/sightline.sock
               sightline run --realtime --record recordings/
+              sightline run --source /dev/video0 --size 1280x720 --fps 30 --pixel-format mjpeg
             """)
 
-    @Option(help: "A media file or a URL FFmpeg opens (rtsp://, http://). Default: the bundled sample.")
+    @Option(
+        help:
+            "A camera (/dev/video0), a media file, or a URL FFmpeg opens (rtsp://, http://). Default: the bundled sample."
+    )
     var source: String?
+
+    @Option(help: "Camera frame size, WIDTHxHEIGHT (V4L2 devices). Default: the closest to 640x480.")
+    var size: String?
+
+    @Option(help: "Camera frame rate (V4L2 devices). Default: the closest to 30.")
+    var fps: Double?
+
+    @Option(help: "Camera pixel format: yuyv, nv12, yu12, grey, mjpeg … (V4L2 devices).")
+    var pixelFormat: String?
+
+    @Option(help: "Seconds a camera may stay unplugged or failed before the run stops.")
+    var reconnectTimeout = 30.0
 
     @Option(help: "Names this source in topics and messages.")
     var sourceID = "cam1"
@@ -86,6 +102,31 @@ struct RunCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
+    private func cameraOptions() throws -> V4L2Source.Options {
+        var options = V4L2Source.Options()
+        if let size {
+            let parts = size.lowercased().split(separator: "x").compactMap { Int($0) }
+            guard parts.count == 2, parts.allSatisfy({ $0 > 0 }) else {
+                throw ValidationError("--size '\(size)' is not WIDTHxHEIGHT, for example 1280x720")
+            }
+            (options.width, options.height) = (parts[0], parts[1])
+        }
+        if let fps {
+            guard fps > 0 else { throw ValidationError("--fps must be positive") }
+            options.frameRate = fps
+        }
+        if let pixelFormat {
+            guard let format = V4L2PixelFormat(name: pixelFormat) else {
+                throw ValidationError(
+                    "--pixel-format '\(pixelFormat)' is not a pixel format such as yuyv, nv12 or mjpeg")
+            }
+            options.pixelFormat = format
+        }
+        guard reconnectTimeout >= 0 else { throw ValidationError("--reconnect-timeout must not be negative") }
+        options.reconnectTimeout = .milliseconds(Int(reconnectTimeout * 1000))
+        return options
+    }
+
     func validate() throws {
         guard statusInterval > 0 else { throw ValidationError("--status-interval must be positive") }
         if let wait = waitForSubscriber, wait < 0 {
@@ -98,6 +139,7 @@ struct RunCommand: AsyncParsableCommand {
         var configuration = PipelineConfiguration(source: source ?? SampleMedia.faces640x480.path)
         configuration.sourceID = sourceID
         configuration.sourceOptions = MediaFileSource.Options(realtime: realtime, loop: loop)
+        configuration.camera = try cameraOptions()
         configuration.detector = FaceDetector.Configuration(
             upsample: upsample, adjustThreshold: threshold, minimumFaceSize: minFaceSize)
         configuration.publish = try Endpoint(publish)

@@ -67,6 +67,7 @@ final class RecordingDelegate: FrameDataOutputDelegate {
             case .frame: frames += 1
             case .skipped: skipped += 1
             case .end: break loop
+            case .interrupted, .resumed: Issue.record("a file is never interrupted")
             }
         }
         #expect(skipped > 0)
