@@ -122,6 +122,10 @@ public final class AnalysisPipeline: Service, Sendable {
         return counters
     }
 
+    /// Stops capture as a graceful shutdown would; `run()` then publishes the final status
+    /// and returns. Any thread.
+    public func stop() { session.stop() }
+
     /// The final counters, once `run()` has returned.
     public var finalCounters: PipelineCounters? { result.withLock { $0 } }
 
@@ -165,9 +169,14 @@ public final class AnalysisPipeline: Service, Sendable {
                             }
                             return nil
                         }
-                        let first = try await group.next()!
-                        group.cancelAll()
-                        return first!
+                        // The status task ends only when cancelled; wait for the session.
+                        while let next = try await group.next() {
+                            if let completion = next {
+                                group.cancelAll()
+                                return completion
+                            }
+                        }
+                        return .stopped
                     }
                 } onGracefulShutdown: {
                     session.stop()
