@@ -10,7 +10,7 @@ struct Sightline: AsyncParsableCommand {
             RunCommand.self, EventsCommand.self, RecordCommand.self, DevicesCommand.self, InspectCommand.self,
             RecoverCommand.self,
             BenchCommand.self,
-            MovieBenchCommand.self, RecordBenchCommand.self,
+            MovieBenchCommand.self, RecordBenchCommand.self, CaptureBenchCommand.self,
         ])
 }
 

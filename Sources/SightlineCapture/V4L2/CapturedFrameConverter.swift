@@ -6,17 +6,17 @@ import SightlineCore
 /// for packed ones (YUYV, UYVY, RGB), and libavcodec's decoder for MJPEG.
 ///
 /// Not thread-safe: the capture thread owns it.
-final class CapturedFrameConverter {
-    let pixelFormat: V4L2PixelFormat
-    let width: Int
-    let height: Int
-    let bytesPerLine: Int
+public final class CapturedFrameConverter {
+    public let pixelFormat: V4L2PixelFormat
+    public let width: Int
+    public let height: Int
+    public let bytesPerLine: Int
     private var scaler: OpaquePointer?
     private var decoder: UnsafeMutablePointer<AVCodecContext>?
     private var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
     private var decoded: UnsafeMutablePointer<AVFrame>? = av_frame_alloc()
 
-    init(pixelFormat: V4L2PixelFormat, width: Int, height: Int, bytesPerLine: Int) throws {
+    public init(pixelFormat: V4L2PixelFormat, width: Int, height: Int, bytesPerLine: Int) throws {
         self.pixelFormat = pixelFormat
         self.width = width
         self.height = height
@@ -42,7 +42,8 @@ final class CapturedFrameConverter {
         av_frame_free(&decoded)
     }
 
-    func convert(_ bytes: UnsafeRawBufferPointer) throws -> PixelBuffer {
+    /// The frame in `bytes` (one buffer as the driver filled it), in a layout the pipeline reads.
+    public func convert(_ bytes: UnsafeRawBufferPointer) throws -> PixelBuffer {
         switch pixelFormat {
         case .nv12: return try copy(bytes, as: .nv12)
         case .yu12: return try copy(bytes, as: .yuv420p)
@@ -149,4 +150,4 @@ final class CapturedFrameConverter {
 }
 
 /// A captured image that could not be decoded (a torn MJPEG frame): skipped, not fatal.
-struct CorruptFrame: Error {}
+public struct CorruptFrame: Error {}

@@ -1,0 +1,67 @@
+import ArgumentParser
+import Foundation
+import SightlineCapture
+import SightlineCore
+
+struct CaptureBenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench-capture",
+        abstract: "Measure what capture costs per frame: dequeue, conversion to the pipeline's format, requeue.",
+        discussion: """
+            Run a release build: swift run -c release sightline bench-capture
+            With a camera (or inside vivid-run) it captures at 640x480 YUYV and 1280x720 NV12 and
+            times each buffer from dequeue to requeue. Without one, and in any case, it times the
+            conversion alone on this CPU, against a plain copy of the same bytes as the baseline.
+            """)
+
+    @Option(help: "The V4L2 device.")
+    var device = "/dev/video0"
+
+    @Option(help: "Frames per measurement.")
+    var frames = 100
+
+    func run() throws {
+        let modes: [(V4L2PixelFormat, Int, Int, Int)] = [(.yuyv, 640, 480, 2), (.nv12, 1280, 720, 1)]
+        if FileManager.default.fileExists(atPath: device) {
+            for (format, width, height, _) in modes {
+                var options = V4L2Source.Options()
+                (options.width, options.height, options.pixelFormat) = (width, height, format)
+                let source = try V4L2Source(path: device, options: options)
+                var captured = 0
+                while captured < frames {
+                    if case .frame = try source.read() { captured += 1 }
+                }
+                let timing = source.captureTiming
+                print(
+                    String(
+                        format: "%@ device   %6.3f ms/frame (max %.3f) dequeue → convert → requeue, %@ (%d frames)",
+                        "\(width)x\(height) \(format)", timing.meanMs, timing.maxMs, "\(source.mode)", timing.count))
+            }
+        } else {
+            print("no \(device): device figures skipped")
+        }
+        for (format, width, height, bytesPerPixel) in modes {
+            let count = format == .nv12 ? width * height * 3 / 2 : width * height * bytesPerPixel
+            let buffer = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 >> 4) }
+            let converter = try CapturedFrameConverter(
+                pixelFormat: format, width: width, height: height, bytesPerLine: width * bytesPerPixel)
+            let convert = try buffer.withUnsafeBytes { bytes in try median { _ = try converter.convert(bytes) } }
+            let copy = try median { _ = PixelBuffer(format: .gray8, width: count, height: 1, packedPlanes: [buffer]) }
+            print(
+                String(
+                    format: "%@ convert  %6.3f ms/frame on this CPU = %.1f x a plain copy of the buffer (%.3f ms)",
+                    "\(width)x\(height) \(format)", convert, convert / copy, copy))
+        }
+    }
+
+    /// Median milliseconds of `frames` runs.
+    private func median(_ body: () throws -> Void) rethrows -> Double {
+        var times: [Double] = []
+        for _ in 0..<frames {
+            let started = ContinuousClock.now
+            try body()
+            times.append((ContinuousClock.now - started).milliseconds)
+        }
+        return times.sorted()[times.count / 2]
+    }
+}
