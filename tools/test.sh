@@ -14,9 +14,15 @@ swift test --skip-build
 vivid="${VIVID_RUN:-$(cd .. && pwd)/shared/tools/vivid-run}"
 if [ -e /dev/video0 ]; then
   echo "V4L2 suites: ran above against /dev/video0"
+  tools/test-camera-cli.sh "$(swift build --show-bin-path)/sightline"
 elif [ -x "$vivid" ]; then
-  "$vivid" --timeout 900 -- "$(swift build --show-bin-path)/SightlinePackageTests.xctest" \
-    --testing-library swift-testing --filter V4L2
+  # One suite after the other (they share the one device), each as the VM's command itself:
+  # under a shell there, Foundation's Process never sees its children exit.
+  tests="$(swift build --show-bin-path)/SightlinePackageTests.xctest"
+  for suite in V4L2Tests V4L2PipelineTests; do
+    "$vivid" --timeout 600 -- "$tests" --testing-library swift-testing --filter "$suite"
+  done
+  "$vivid" --timeout 600 -- tools/test-camera-cli.sh "$(swift build --show-bin-path)/sightline"
 else
   echo "V4L2 suites: skipped (no /dev/video0 and no vivid-run)"
 fi

@@ -46,7 +46,8 @@ public struct V4L2PixelFormat: Sendable, Hashable, Codable, CustomStringConverti
         String((0..<4).map { Character(Unicode.Scalar(UInt8((fourCC >> (8 * $0)) & 0xFF))) })
     }
 
-    public var description: String { Self.names[self] ?? code.trimmingCharacters(in: .whitespaces) }
+    /// The name, or the four-character code for formats without one (`Y10 `).
+    public var description: String { Self.names[self] ?? code }
 
     public var isSupported: Bool { Self.supported.contains(self) }
 
