@@ -114,6 +114,17 @@ public final class Publisher: Sendable {
     public func recordLatencies() { state.withLock { $0.recordLatency = true } }
     public var latenciesMs: [Double] { state.withLock { $0.latencies } }
 
+    /// Sends what is queued, closes the socket and lets ZeroMQ deliver what it still holds
+    /// before the process exits (`Bus.finish`). Nothing is published after this.
+    public func close() async {
+        await withCheckedContinuation { continuation in
+            queue.async { [self] in
+                socket.value.close()
+                continuation.resume()
+            }
+        }
+    }
+
     /// Waits for every message handed to `publish` so far to be sent.
     public func flush() async {
         await withCheckedContinuation { continuation in queue.async { continuation.resume() } }

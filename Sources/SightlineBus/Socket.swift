@@ -7,6 +7,24 @@ final class Context: @unchecked Sendable {
     static let shared = Context()
     let handle: UnsafeMutableRawPointer
     private init() { handle = zmq_ctx_new() }
+
+    /// Lets closed sockets deliver what they still hold, then ends the context: called once,
+    /// as the process finishes, because messages still queued when a process exits are
+    /// lost. Returns after `timeout` even if some socket was left open.
+    func terminate(within timeout: Duration) {
+        let done = DispatchSemaphore(value: 0)
+        let handle = SendableHandle(handle)
+        Thread.detachNewThread {
+            zmq_ctx_term(handle.value)
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + .milliseconds(Int(timeout.milliseconds)))
+    }
+}
+
+private struct SendableHandle: @unchecked Sendable {
+    let value: UnsafeMutableRawPointer
+    init(_ value: UnsafeMutableRawPointer) { self.value = value }
 }
 
 /// A ZeroMQ socket. Not thread-safe: it belongs to one thread or serial queue at a time.
@@ -16,11 +34,20 @@ final class Socket {
     init(type: Int32) throws {
         guard let handle = zmq_socket(Context.shared.handle, type) else { throw SightlineError.messaging(lastError()) }
         self.handle = handle
-        var linger: Int32 = 200  // ms: pending messages get a moment to leave on close
+        var linger: Int32 = 2000  // ms: pending messages get time to leave on close
         zmq_setsockopt(handle, ZMQ_LINGER, &linger, MemoryLayout<Int32>.size)
     }
 
-    deinit { zmq_close(handle) }
+    private var closed = false
+
+    deinit { close() }
+
+    /// Closes the socket; what it still holds leaves within its linger time.
+    func close() {
+        guard !closed else { return }
+        closed = true
+        zmq_close(handle)
+    }
 
     func setOption(_ option: Int32, _ value: Int32) {
         var value = value
@@ -49,6 +76,7 @@ final class Socket {
     /// (a PUB socket never blocks: slow subscribers lose messages at their high-water mark).
     @discardableResult
     func send(_ frames: [[UInt8]], dontWait: Bool = false) throws -> Bool {
+        guard !closed else { throw SightlineError.messaging("the socket is closed") }
         for (index, frame) in frames.enumerated() {
             var flags: Int32 = index < frames.count - 1 ? ZMQ_SNDMORE : 0
             if dontWait { flags |= ZMQ_DONTWAIT }
@@ -65,6 +93,7 @@ final class Socket {
     /// A message larger than `maximumBytes` in total is read to its end and thrown away, and
     /// comes back as no frames at all (an empty array), so no huge message is ever held.
     func receive(timeoutMs: Int32, maximumBytes: Int = 64 << 20) throws -> [[UInt8]]? {
+        guard !closed else { return nil }
         var item = zmq_pollitem_t(socket: handle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0)
         let ready = zmq_poll(&item, 1, Int(timeoutMs))
         if ready < 0 {

@@ -46,6 +46,9 @@ public final class Subscriber {
         for endpoint in endpoints { try socket.connect(endpoint) }
     }
 
+    /// Disconnects; `receive` returns nothing afterwards.
+    public func close() { socket.close() }
+
     /// The subscriptions for the given kinds, optionally narrowed to one source.
     public static func topics(kinds: [MessageKind], source: String?) -> [String] {
         kinds.map { Topic.prefix(kind: $0, source: source) }

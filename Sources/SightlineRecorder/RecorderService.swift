@@ -56,6 +56,7 @@ public final class RecorderService: Service, @unchecked Sendable {
                 reportedRejects = rejects
             }
         }
+        subscriber.close()
         recorder.finish()
         let counters = recorder.counters
         logger.info(

@@ -183,7 +183,12 @@ struct RunCommand: AsyncParsableCommand {
                 },
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
-        try await group.run()
+        var failure: (any Error)?
+        do { try await group.run() } catch { failure = error }
+        // The final status must reach remote subscribers before the process exits.
+        await pipeline.publisher.close()
+        Bus.finish()
+        if let failure { throw failure }
         for file in recorder?.recorder.counters.files ?? [] { logger.notice("recording: \(file)") }
         if let counters = pipeline.finalCounters, counters.framesIn == 0 {
             throw SightlineError.sourceFailed(source: configuration.source, reason: "no frame could be decoded")
@@ -207,6 +212,7 @@ final class EventPrinter: Service, @unchecked Sendable {
         var sawFinalStatus = false
         while true {
             if Task.isShuttingDownGracefully && (sawFinalStatus || ContinuousClock.now - idleSince > .seconds(2)) {
+                subscriber.close()
                 return
             }
             guard let received = try subscriber.receive(timeout: .milliseconds(50)) else {
