@@ -150,11 +150,7 @@ public final class V4L2Source: FrameSource {
         format.fmt.pix.pixelformat = mode.pixelFormat.fourCC
         format.fmt.pix.field = V4L2_FIELD_NONE.rawValue
         guard cv4l2_ioctl(fd, cv4l2_s_fmt(), &format) == 0 else {
-            throw SightlineError.sourceUnavailable(
-                source: path,
-                reason: errno == EBUSY
-                    ? "the device is busy: another process is using it"
-                    : "cannot set \(mode): \(String(cString: strerror(errno)))")
+            throw deviceError(path, "cannot set \(mode)")
         }
         var actual = mode
         actual.width = Int(format.fmt.pix.width)
@@ -173,6 +169,14 @@ public final class V4L2Source: FrameSource {
             }
         }
         return (actual, Int(format.fmt.pix.bytesperline))
+    }
+
+    /// The error for a failed request: a busy device says so, others name what failed.
+    private static func deviceError(_ path: String, _ action: String) -> SightlineError {
+        .sourceUnavailable(
+            source: path,
+            reason: errno == EBUSY
+                ? "the device is busy: another process is using it" : "\(action): \(String(cString: strerror(errno)))")
     }
 
     private static func converter(mode: Mode, bytesPerLine: Int) throws -> CapturedFrameConverter {
@@ -197,8 +201,7 @@ public final class V4L2Source: FrameSource {
         request.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
         request.memory = V4L2_MEMORY_MMAP.rawValue
         guard cv4l2_ioctl(fd, cv4l2_reqbufs(), &request) == 0, request.count > 0 else {
-            throw SightlineError.sourceUnavailable(
-                source: path, reason: "cannot allocate capture buffers: \(String(cString: strerror(errno)))")
+            throw Self.deviceError(path, "cannot allocate capture buffers")
         }
         for index in 0..<request.count {
             var buffer = v4l2_buffer()
@@ -210,22 +213,16 @@ public final class V4L2Source: FrameSource {
                     nil, Int(buffer.length), PROT_READ | PROT_WRITE, MAP_SHARED, fd, Int64(buffer.m.offset)),
                 pointer != MAP_FAILED
             else {
-                throw SightlineError.sourceUnavailable(
-                    source: path, reason: "cannot map capture buffers: \(String(cString: strerror(errno)))")
+                throw Self.deviceError(path, "cannot map capture buffers")
             }
             buffers.append((pointer, Int(buffer.length)))
             guard cv4l2_ioctl(fd, cv4l2_qbuf(), &buffer) == 0 else {
-                throw SightlineError.sourceUnavailable(
-                    source: path, reason: "cannot queue capture buffers: \(String(cString: strerror(errno)))")
+                throw Self.deviceError(path, "cannot queue capture buffers")
             }
         }
         var type = Int32(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue)
         guard cv4l2_ioctl(fd, cv4l2_streamon(), &type) == 0 else {
-            throw SightlineError.sourceUnavailable(
-                source: path,
-                reason: errno == EBUSY
-                    ? "the device is busy: another process is using it"
-                    : "cannot start streaming: \(String(cString: strerror(errno)))")
+            throw Self.deviceError(path, "cannot start streaming")
         }
         lastFrameAt = .now
         lastSequence = nil
