@@ -37,15 +37,22 @@ public final class Publisher: Sendable {
     /// Binds `endpoint`. Binding a tcp address reachable from other machines is refused
     /// unless `allowRemote` is set: nothing listens on the network by default.
     /// `alsoBind`: more endpoints on the same socket, for example an inproc one for an
-    /// in-process recorder.
-    public init(endpoint: Endpoint, alsoBind: [Endpoint] = [], allowRemote: Bool = false, logger: Logger) throws {
-        guard endpoint.isLocalOnly || allowRemote else {
+    /// in-process recorder. With `curve`, only subscribers holding an allowed key get
+    /// anything, and traffic is encrypted; that is what makes a non-loopback bind safe.
+    public init(
+        endpoint: Endpoint, alsoBind: [Endpoint] = [], allowRemote: Bool = false, curve: CurveServer? = nil,
+        logger: Logger
+    ) throws {
+        guard endpoint.isLocalOnly || allowRemote || curve != nil else {
             throw SightlineError.invalidEndpoint(
                 endpoint.string,
-                reason: "binding beyond loopback exposes the stream unauthenticated; pass --insecure to do it anyway")
+                reason:
+                    "binding beyond loopback needs CURVE keys (--curve-key and --allow); pass --insecure to expose it unauthenticated"
+            )
         }
         let socket = try Socket(type: ZMQ_XPUB)
         socket.setOption(ZMQ_SNDHWM, 10_000)
+        if let curve { socket.makeCurveServer(curve) }
         try socket.bind(endpoint)
         for extra in alsoBind { try socket.bind(extra) }
         self.socket = SocketBox(socket)

@@ -39,9 +39,12 @@ public final class Subscriber {
     /// Messages that arrived but could not be decoded, by reason.
     public private(set) var rejected: [String: Int] = [:]
 
-    public init(endpoints: [Endpoint], topics: [String]) throws {
+    /// With `curve`, the subscriber proves its key to a CURVE publisher and checks the
+    /// publisher's.
+    public init(endpoints: [Endpoint], topics: [String], curve: CurveClient? = nil) throws {
         socket = try Socket(type: ZMQ_SUB)
         socket.setOption(ZMQ_RCVHWM, 10_000)
+        if let curve { socket.makeCurveClient(curve) }
         for topic in topics { socket.setOption(ZMQ_SUBSCRIBE, bytes: Array(topic.utf8)) }
         for endpoint in endpoints { try socket.connect(endpoint) }
     }

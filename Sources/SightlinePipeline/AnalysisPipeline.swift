@@ -18,6 +18,8 @@ public struct PipelineConfiguration: Sendable {
     public var publish: Endpoint = .defaultPublish
     /// Allow binding a tcp address other machines can reach, without authentication.
     public var allowRemote = false
+    /// CURVE keys: encrypted, and only allowed subscribers receive anything.
+    public var curve: CurveServer?
     /// Hold the first message until a subscriber is connected, for at most this long.
     public var waitForSubscriber: Duration?
     /// How often a `running` status with counters is published.
@@ -71,7 +73,7 @@ public final class AnalysisPipeline: Service, Sendable {
         }
         publisher = try Publisher(
             endpoint: configuration.publish, alsoBind: configuration.alsoPublish,
-            allowRemote: configuration.allowRemote,
+            allowRemote: configuration.allowRemote, curve: configuration.curve,
             logger: logger)
         analysis = FaceAnalysis(
             detector: detector, publisher: publisher, sourceID: configuration.sourceID, logger: logger)

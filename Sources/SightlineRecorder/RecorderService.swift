@@ -15,9 +15,10 @@ public final class RecorderService: Service, @unchecked Sendable {
     private let untilSourceStops: Bool
     private let logger: Logger
 
-    public init(configuration: RecorderConfiguration, endpoints: [Endpoint], untilSourceStops: Bool, logger: Logger)
-        throws
-    {
+    public init(
+        configuration: RecorderConfiguration, endpoints: [Endpoint], curve: CurveClient? = nil, untilSourceStops: Bool,
+        logger: Logger
+    ) throws {
         guard SourceID.isValid(configuration.sourceID) else {
             throw SightlineError.invalidArgument(
                 "source ID '\(configuration.sourceID)' must be 1-64 letters, digits, '.', '_' or '-'")
@@ -25,7 +26,7 @@ public final class RecorderService: Service, @unchecked Sendable {
         recorder = try Recorder(configuration: configuration, logger: logger)
         subscriber = try Subscriber(
             endpoints: endpoints,
-            topics: Subscriber.topics(kinds: [.video, .faces, .status], source: configuration.sourceID))
+            topics: Subscriber.topics(kinds: [.video, .faces, .status], source: configuration.sourceID), curve: curve)
         self.untilSourceStops = untilSourceStops
         self.logger = logger
         Recorder.recoverUnfinished(in: configuration.directory, logger: logger)

@@ -32,6 +32,7 @@ struct EventsCommand: AsyncParsableCommand {
     @Flag(help: "Exit when the source publishes its final status (stopped or failed).")
     var untilStopped = false
 
+    @OptionGroup var keys: ClientKeyOptions
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
@@ -42,7 +43,8 @@ struct EventsCommand: AsyncParsableCommand {
         }
         let endpoints = try connect.map(Endpoint.init)
         let subscriber = try Subscriber(
-            endpoints: endpoints, topics: Subscriber.topics(kinds: subscribedKinds(kinds), source: sourceID))
+            endpoints: endpoints, topics: Subscriber.topics(kinds: subscribedKinds(kinds), source: sourceID),
+            curve: try keys.client())
         var printed = 0
         var idleSince = ContinuousClock.now
         var reportedRejects = 0

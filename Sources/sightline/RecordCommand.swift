@@ -79,13 +79,15 @@ struct RecordCommand: AsyncParsableCommand {
     var untilStopped = false
 
     @OptionGroup var recording: RecordingOptions
+    @OptionGroup var keys: ClientKeyOptions
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
         let logger = global.makeLogger()
         let service = try RecorderService(
             configuration: try recording.configuration(sourceID: sourceID, directory: out),
-            endpoints: try connect.map(Endpoint.init), untilSourceStops: untilStopped, logger: logger)
+            endpoints: try connect.map(Endpoint.init), curve: try keys.client(), untilSourceStops: untilStopped,
+            logger: logger)
         let group = ServiceGroup(
             configuration: .init(
                 services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],

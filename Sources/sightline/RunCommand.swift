@@ -50,6 +50,12 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Allow binding a network address without authentication.")
     var insecure = false
 
+    @Option(help: "The publisher's CURVE key pair (.key): subscribers must present an allowed key.")
+    var curveKey: String?
+
+    @Option(help: "Allowed subscriber keys: a .pub file or a directory of them (with --curve-key).")
+    var allow: String?
+
     @Flag(help: "Pace a file to its timestamps, like a live camera.")
     var realtime = false
 
@@ -144,6 +150,13 @@ struct RunCommand: AsyncParsableCommand {
             upsample: upsample, adjustThreshold: threshold, minimumFaceSize: minFaceSize)
         configuration.publish = try Endpoint(publish)
         configuration.allowRemote = insecure
+        switch (curveKey, allow) {
+        case (nil, nil): break
+        case (let key?, let allowed?):
+            configuration.curve = CurveServer(
+                keyPair: try CurveKeyPair(contentsOf: key), allowedClients: try CurveServer.allowList(from: allowed))
+        default: throw ValidationError("--curve-key and --allow go together")
+        }
         configuration.waitForSubscriber = waitForSubscriber.map { .milliseconds(Int($0 * 1000)) }
         configuration.statusInterval = .milliseconds(Int(statusInterval * 1000))
         configuration.discardLateFrames = !everyFrame
@@ -153,9 +166,10 @@ struct RunCommand: AsyncParsableCommand {
         configuration.encoder.crf = crf
         configuration.encoder.bitrate = bitrate
         configuration.encoder.keyFrameInterval = gop
-        // The recorder listens in-process, on an endpoint only this process can reach.
-        let recorderEndpoint = try Endpoint("inproc://sightline-record-\(sourceID)")
-        if record != nil { configuration.alsoPublish = [recorderEndpoint] }
+        // In-process subscribers (the printer, the recorder) listen on an endpoint only this
+        // process can reach, which needs no keys even when the network endpoint does.
+        let localEndpoint = try Endpoint("inproc://sightline-run-\(sourceID)")
+        configuration.alsoPublish = [localEndpoint]
 
         let pipeline = try AnalysisPipeline(configuration: configuration, logger: logger)
         // A service group shuts its services down last to first: the pipeline comes last, so
@@ -165,13 +179,12 @@ struct RunCommand: AsyncParsableCommand {
         if let record {
             recorder = try RecorderService(
                 configuration: try recording.configuration(sourceID: sourceID, directory: record),
-                endpoints: [recorderEndpoint], untilSourceStops: true, logger: logger)
+                endpoints: [localEndpoint], untilSourceStops: true, logger: logger)
             services.append(recorder!)
             _ = await pipeline.publisher.waitForSubscriber(timeout: .seconds(2))
         }
         if print {
-            // The printer subscribes to the real endpoint, as any client would.
-            services.append(try EventPrinter(endpoint: pipeline.publisher.endpoint, sourceID: sourceID))
+            services.append(try EventPrinter(endpoint: localEndpoint, sourceID: sourceID))
             _ = await pipeline.publisher.waitForSubscriber(timeout: .seconds(2))
         }
         services.append(pipeline)

@@ -101,6 +101,36 @@ import Testing
         #expect(try exiftoolFaces(file).count > 250)
     }
 
+    /// A network endpoint with CURVE: `sightline record` holding an allowed key records the
+    /// run; `sightline events` with an unknown key receives nothing.
+    @Test func curveKeysDecideWhoReceives() throws {
+        let keys = directory.file("keys")
+        for (folder, name) in [(keys, "server"), ("\(keys)/allowed", "recorder"), (keys, "stranger")] {
+            #expect(try cli.sightline(["keys", "generate", "--out", folder, "--name", name]).status == 0)
+        }
+        let port = LoopbackPort.free()
+        let out = directory.file("curve")
+        let recorder = try Background([
+            "record", "--connect", "tcp://127.0.0.1:\(port)", "--out", out, "--until-stopped",
+            "--curve-key", "\(keys)/allowed/recorder.key", "--server-key", "\(keys)/server.pub",
+        ])
+        let stranger = try Background([
+            "events", "--connect", "tcp://127.0.0.1:\(port)", "--idle-timeout", "15",
+            "--curve-key", "\(keys)/stranger.key", "--server-key", "\(keys)/server.pub",
+        ])
+        let run = try cli.sightline(
+            [
+                "run", "--realtime", "--publish", "tcp://127.0.0.1:\(port)", "--wait-for-subscriber", "10",
+                "--curve-key", "\(keys)/server.key", "--allow", "\(keys)/allowed",
+            ], timeout: 60)
+        #expect(run.status == 0, "\(run.stderrLines)")
+        #expect(recorder.wait(timeout: 20) == 0)
+        let file = try #require(try recordings(in: out).first)
+        #expect(try decodedFrames(file) == 300)
+        #expect(stranger.wait(timeout: 30) == 0)
+        #expect(stranger.stdout.isEmpty)
+    }
+
     /// `kill -9` in the middle of a file, then a restart: the file is recovered with every
     /// complete fragment (2 s each) and decodes.
     @Test func aKilledRecorderIsRecoveredOnRestart() throws {
