@@ -37,13 +37,14 @@ public final class Publisher: Sendable {
     /// Binds `endpoint`. Binding a tcp address reachable from other machines is refused
     /// unless `allowRemote` is set: nothing listens on the network by default.
     /// `alsoBind`: more endpoints on the same socket, for example an inproc one for an
-    /// in-process recorder. With `curve`, only subscribers holding an allowed key get
+    /// in-process recorder. With `connectsToBroker`, `endpoint` is a broker's frontend to
+    /// connect to rather than an address to bind. With `curve`, only subscribers holding an allowed key get
     /// anything, and traffic is encrypted; that is what makes a non-loopback bind safe.
     public init(
         endpoint: Endpoint, alsoBind: [Endpoint] = [], allowRemote: Bool = false, curve: CurveServer? = nil,
-        logger: Logger
+        connectsToBroker: Bool = false, logger: Logger
     ) throws {
-        guard endpoint.isLocalOnly || allowRemote || curve != nil else {
+        guard endpoint.isLocalOnly || allowRemote || curve != nil || connectsToBroker else {
             throw SightlineError.invalidEndpoint(
                 endpoint.string,
                 reason:
@@ -53,7 +54,11 @@ public final class Publisher: Sendable {
         let socket = try Socket(type: ZMQ_XPUB)
         socket.setOption(ZMQ_SNDHWM, 10_000)
         if let curve { socket.makeCurveServer(curve) }
-        try socket.bind(endpoint)
+        if connectsToBroker {
+            try socket.connect(endpoint)
+        } else {
+            try socket.bind(endpoint)
+        }
         for extra in alsoBind { try socket.bind(extra) }
         self.socket = SocketBox(socket)
         self.endpoint = endpoint

@@ -20,6 +20,8 @@ public struct PipelineConfiguration: Sendable {
     public var allowRemote = false
     /// CURVE keys: encrypted, and only allowed subscribers receive anything.
     public var curve: CurveServer?
+    /// `publish` is a broker's frontend to connect to, not an address to bind.
+    public var connectToBroker = false
     /// Hold the first message until a subscriber is connected, for at most this long.
     public var waitForSubscriber: Duration?
     /// How often a `running` status with counters is published.
@@ -74,6 +76,7 @@ public final class AnalysisPipeline: Service, Sendable {
         publisher = try Publisher(
             endpoint: configuration.publish, alsoBind: configuration.alsoPublish,
             allowRemote: configuration.allowRemote, curve: configuration.curve,
+            connectsToBroker: configuration.connectToBroker,
             logger: logger)
         analysis = FaceAnalysis(
             detector: detector, publisher: publisher, sourceID: configuration.sourceID, logger: logger)

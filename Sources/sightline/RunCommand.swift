@@ -47,6 +47,11 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Where to publish (tcp://HOST:PORT, ipc://PATH). Loopback unless --insecure.")
     var publish = Endpoint.defaultPublish.string
 
+    @Option(
+        help: "Publish through a broker: connect to its frontend (see `sightline broker`) instead of binding --publish."
+    )
+    var publishTo: String?
+
     @Flag(help: "Allow binding a network address without authentication.")
     var insecure = false
 
@@ -148,7 +153,8 @@ struct RunCommand: AsyncParsableCommand {
         configuration.camera = try cameraOptions()
         configuration.detector = FaceDetector.Configuration(
             upsample: upsample, adjustThreshold: threshold, minimumFaceSize: minFaceSize)
-        configuration.publish = try Endpoint(publish)
+        configuration.publish = try Endpoint(publishTo ?? publish)
+        configuration.connectToBroker = publishTo != nil
         configuration.allowRemote = insecure
         switch (curveKey, allow) {
         case (nil, nil): break

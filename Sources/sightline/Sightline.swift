@@ -7,7 +7,8 @@ struct Sightline: AsyncParsableCommand {
         commandName: "sightline",
         abstract: "Real-time video analytics: faces from cameras, files and streams, published over ZeroMQ.",
         subcommands: [
-            RunCommand.self, EventsCommand.self, RecordCommand.self, DevicesCommand.self, KeysCommand.self,
+            RunCommand.self, EventsCommand.self, RecordCommand.self, BrokerCommand.self, DevicesCommand.self,
+            KeysCommand.self,
             InspectCommand.self,
             RecoverCommand.self,
             BenchCommand.self,

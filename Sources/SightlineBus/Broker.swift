@@ -1,0 +1,67 @@
+import CZMQ
+import Foundation
+import SightlineCore
+
+/// Where many sources and many subscribers meet: ZeroMQ's own proxy between an XSUB socket
+/// that publishers connect to (`frontend`) and an XPUB socket that subscribers connect to
+/// (`backend`). Subscriptions travel upstream, so a publisher still sends only what someone
+/// wants. One broker per site; brokers on several hosts can chain.
+public final class Broker: @unchecked Sendable {
+    public let frontend: Endpoint
+    public let backend: Endpoint
+    private let frontendSocket: Socket
+    private let backendSocket: Socket
+    private let control: Socket
+    private let controlEndpoint: Endpoint
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Binds both endpoints; beyond loopback only with `allowRemote` (no CURVE on the broker yet).
+    public init(frontend: Endpoint, backend: Endpoint, allowRemote: Bool = false) throws {
+        for endpoint in [frontend, backend] where !endpoint.isLocalOnly && !allowRemote {
+            throw SightlineError.invalidEndpoint(
+                endpoint.string,
+                reason: "binding beyond loopback exposes the bus unauthenticated; pass --insecure to do it anyway")
+        }
+        self.frontend = frontend
+        self.backend = backend
+        frontendSocket = try Socket(type: ZMQ_XSUB)
+        backendSocket = try Socket(type: ZMQ_XPUB)
+        for socket in [frontendSocket, backendSocket] {
+            socket.setOption(ZMQ_SNDHWM, 10_000)
+            socket.setOption(ZMQ_RCVHWM, 10_000)
+        }
+        try frontendSocket.bind(frontend)
+        try backendSocket.bind(backend)
+        controlEndpoint = try Endpoint("inproc://sightline-broker-\(UUID().uuidString)")
+        control = try Socket(type: ZMQ_PAIR)
+        try control.bind(controlEndpoint)
+    }
+
+    /// Forwards messages on a thread of its own until `stop()`.
+    public func start() throws {
+        let steering = try Socket(type: ZMQ_PAIR)
+        try steering.connect(controlEndpoint)
+        let sockets = BrokerSockets(frontend: frontendSocket, backend: backendSocket, steering: steering)
+        let finished = finished
+        Thread.detachNewThread {
+            zmq_proxy_steerable(sockets.frontend.handle, sockets.backend.handle, nil, sockets.steering.handle)
+            sockets.steering.close()
+            finished.signal()
+        }
+    }
+
+    /// Stops forwarding and waits for the proxy thread to end.
+    public func stop() {
+        _ = try? control.send([Array("TERMINATE".utf8)])
+        finished.wait()
+        control.close()
+        frontendSocket.close()
+        backendSocket.close()
+    }
+}
+
+private struct BrokerSockets: @unchecked Sendable {
+    let frontend: Socket
+    let backend: Socket
+    let steering: Socket
+}

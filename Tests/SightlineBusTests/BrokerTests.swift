@@ -1,0 +1,45 @@
+import Foundation
+import Logging
+import SightlineCore
+import SightlineTesting
+import Testing
+
+@testable import SightlineBus
+
+/// Two sources and two subscribers meeting at one broker over tcp loopback.
+@Suite struct BrokerTests {
+    @Test func fansInAndOut() async throws {
+        let frontend = try Endpoint("tcp://127.0.0.1:\(LoopbackPort.free())")
+        let backend = try Endpoint("tcp://127.0.0.1:\(LoopbackPort.free())")
+        let broker = try Broker(frontend: frontend, backend: backend)
+        try broker.start()
+        defer { broker.stop() }
+        let cameras = try ["cam1", "cam2"].map { _ in
+            try Publisher(endpoint: frontend, connectsToBroker: true, logger: logger)
+        }
+        let everything = try Subscriber(endpoints: [backend], topics: Subscriber.topics(kinds: [.status], source: nil))
+        let onlyCam2 = try Subscriber(endpoints: [backend], topics: Subscriber.topics(kinds: [.status], source: "cam2"))
+        // Subscriptions travel through the broker up to each publisher.
+        for camera in cameras { #expect(await camera.waitForSubscriber(timeout: .seconds(5))) }
+        try await Task.sleep(for: .milliseconds(200))
+        for (camera, source) in zip(cameras, ["cam1", "cam2"]) {
+            for _ in 0..<20 { camera.publish(statusMessage(source)) }
+            await camera.flush()
+        }
+        var all: [String: [UInt64]] = [:]
+        while let received = try everything.receive(timeout: .milliseconds(500)) {
+            all[received.message.source, default: []].append(received.message.seq)
+        }
+        var cam2: [String] = []
+        while let received = try onlyCam2.receive(timeout: .milliseconds(300)) { cam2.append(received.message.source) }
+        #expect(all == ["cam1": Array(0..<20), "cam2": Array(0..<20)])
+        #expect(cam2 == Array(repeating: "cam2", count: 20))
+    }
+
+    @Test func bindsLoopbackUnlessTold() throws {
+        #expect(throws: SightlineError.self) {
+            try Broker(
+                frontend: try Endpoint("tcp://0.0.0.0:\(LoopbackPort.free())"), backend: try Endpoint("inproc://b"))
+        }
+    }
+}
