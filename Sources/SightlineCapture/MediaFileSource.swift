@@ -30,7 +30,7 @@ public final class MediaFileSource: FrameSource {
     private let streamIndex: Int32
     private let timeBase: AVRational
     private var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
-    private var scaler: OpaquePointer?
+    private let scaler = YUV420Scaler()
     /// An allocated frame the decoder had nothing for yet, reused for the next attempt.
     private var spareFrame: UnsafeMutablePointer<AVFrame>?
     /// The stream's H.264 parameter sets, Annex B, when the video is H.264 (else nil): what
@@ -155,7 +155,6 @@ public final class MediaFileSource: FrameSource {
         av_packet_free(&packet)
         avcodec_free_context(&decoder)
         avformat_close_input(&format)
-        sws_freeContext(scaler)
     }
 
     public func cancel() { interrupt.set() }
@@ -311,34 +310,16 @@ public final class MediaFileSource: FrameSource {
     /// Other layouts (10-bit, 4:4:4, palettes…) become yuv420p through swscale.
     private func convertToYUV420(_ owned: DecodedFrame, width: Int, height: Int) throws -> PixelBuffer {
         let frame = owned.frame
-        scaler = sws_getCachedContext(
-            scaler, Int32(width), Int32(height), AVPixelFormat(frame.pointee.format), Int32(width), Int32(height),
-            AV_PIX_FMT_YUV420P, SWS_BILINEAR, nil, nil, nil)
-        guard let scaler, let converted = av_frame_alloc() else {
+        let planes = withUnsafeBytes(of: frame.pointee.data) { Array($0.bindMemory(to: UnsafePointer<UInt8>?.self)) }
+        let strides = withUnsafeBytes(of: frame.pointee.linesize) { Array($0.bindMemory(to: Int32.self)) }
+        guard
+            let pixels = scaler.convert(
+                planes: planes, strides: strides, from: AVPixelFormat(frame.pointee.format), width: width,
+                height: height)
+        else {
             throw SightlineError.sourceFailed(source: url, reason: "cannot convert pixel format \(input.pixelFormat)")
         }
-        let target = DecodedFrame(converted)
-        converted.pointee.width = Int32(width)
-        converted.pointee.height = Int32(height)
-        converted.pointee.format = AV_PIX_FMT_YUV420P.rawValue
-        guard av_frame_get_buffer(converted, 0) >= 0 else {
-            throw SightlineError.sourceFailed(source: url, reason: "out of memory converting frames")
-        }
-        _ = withUnsafePointer(to: &frame.pointee.data) { sourceData in
-            withUnsafePointer(to: &frame.pointee.linesize) { sourceStride in
-                withUnsafePointer(to: &converted.pointee.data) { targetData in
-                    withUnsafePointer(to: &converted.pointee.linesize) { targetStride in
-                        sws_scale(
-                            scaler,
-                            UnsafeRawPointer(sourceData).assumingMemoryBound(to: UnsafePointer<UInt8>?.self),
-                            UnsafeRawPointer(sourceStride).assumingMemoryBound(to: Int32.self), 0, Int32(height),
-                            UnsafeRawPointer(targetData).assumingMemoryBound(to: UnsafeMutablePointer<UInt8>?.self),
-                            UnsafeRawPointer(targetStride).assumingMemoryBound(to: Int32.self))
-                    }
-                }
-            }
-        }
-        return try pixelBuffer(for: target)
+        return pixels
     }
 }
 

@@ -48,9 +48,7 @@ public final class VideoEncoder {
     private var context: UnsafeMutablePointer<AVCodecContext>?
     private var frame: UnsafeMutablePointer<AVFrame>? = av_frame_alloc()
     private var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
-    private var scaler: OpaquePointer?
-    /// The yuv420p frame other layouts are converted into, reused.
-    private var converted: UnsafeMutablePointer<AVFrame>?
+    private let scaler = YUV420Scaler()
     private var durations: [Int64: MediaTime] = [:]
     /// Makes the next frame a key frame, for a subscriber that just arrived.
     public var forceKeyFrame = false
@@ -93,10 +91,8 @@ public final class VideoEncoder {
 
     deinit {
         av_frame_free(&frame)
-        av_frame_free(&converted)
         av_packet_free(&packet)
         avcodec_free_context(&context)
-        sws_freeContext(scaler)
     }
 
     /// Encodes one frame and returns what the encoder has ready (one packet with the
@@ -179,42 +175,14 @@ public final class VideoEncoder {
             case .bgr24: AV_PIX_FMT_BGR24
             case .yuv420p: AV_PIX_FMT_YUV420P
             }
-        scaler = sws_getCachedContext(
-            scaler, Int32(width), Int32(height), source, Int32(width), Int32(height), AV_PIX_FMT_YUV420P, SWS_BILINEAR,
-            nil, nil, nil)
-        guard let scaler else {
+        let planes = pixels.planes.map { $0.baseAddress.assumingMemoryBound(to: UInt8.self) as UnsafePointer<UInt8>? }
+        guard
+            let converted = scaler.convert(
+                planes: planes, strides: pixels.planes.map { Int32($0.bytesPerRow) }, from: source, width: width,
+                height: height)
+        else {
             throw SightlineError.sourceFailed(source: "encoder", reason: "cannot convert \(pixels.format)")
         }
-        if converted == nil {
-            converted = av_frame_alloc()
-            guard let converted else { throw SightlineError.sourceFailed(source: "encoder", reason: "out of memory") }
-            converted.pointee.width = Int32(width)
-            converted.pointee.height = Int32(height)
-            converted.pointee.format = AV_PIX_FMT_YUV420P.rawValue
-            guard av_frame_get_buffer(converted, 0) >= 0 else {
-                throw SightlineError.sourceFailed(source: "encoder", reason: "out of memory")
-            }
-        }
-        guard let target = converted else { return }
-        var sources: [UnsafePointer<UInt8>?] = pixels.planes.map { $0.baseAddress.assumingMemoryBound(to: UInt8.self) }
-        var sourceStrides: [Int32] = pixels.planes.map { Int32($0.bytesPerRow) }
-        while sources.count < 4 {
-            sources.append(nil)
-            sourceStrides.append(0)
-        }
-        let geometry = PixelFormat.yuv420p.planeGeometry(width: width, height: height)
-        let planes: [Plane] = withUnsafeMutablePointer(to: &target.pointee.data) { data in
-            withUnsafeMutablePointer(to: &target.pointee.linesize) { strides in
-                let targets = UnsafeMutableRawPointer(data).assumingMemoryBound(to: UnsafeMutablePointer<UInt8>?.self)
-                let targetStrides = UnsafeMutableRawPointer(strides).assumingMemoryBound(to: Int32.self)
-                sws_scale(scaler, &sources, &sourceStrides, 0, Int32(height), targets, targetStrides)
-                return (0..<3).map {
-                    Plane(
-                        baseAddress: UnsafeRawPointer(targets[$0]!), bytesPerRow: Int(targetStrides[$0]),
-                        rows: geometry[$0].rows)
-                }
-            }
-        }
-        try body(planes)
+        try body(converted.planes)
     }
 }

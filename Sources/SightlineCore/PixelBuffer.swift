@@ -67,22 +67,39 @@ public final class PixelBuffer: @unchecked Sendable {
         self.owner = owner
     }
 
+    /// Allocates tightly packed planes that this buffer owns and lets `fill` write them, so
+    /// a converter can write its output in place: one pointer per plane, each plane
+    /// `planeGeometry` bytes per row.
+    public convenience init(
+        format: PixelFormat, width: Int, height: Int, fill: ([UnsafeMutableRawPointer]) throws -> Void
+    ) rethrows {
+        let geometry = format.planeGeometry(width: width, height: height)
+        let storage = OwnedBytes(capacity: geometry.reduce(0) { $0 + $1.bytesPerRow * $1.rows })
+        var bases: [UnsafeMutableRawPointer] = []
+        var offset = 0
+        for shape in geometry {
+            bases.append(storage.pointer + offset)
+            offset += shape.bytesPerRow * shape.rows
+        }
+        try fill(bases)
+        let planes = zip(bases, geometry).map {
+            Plane(baseAddress: UnsafeRawPointer($0.0), bytesPerRow: $0.1.bytesPerRow, rows: $0.1.rows)
+        }
+        self.init(format: format, width: width, height: height, planes: planes, owner: storage)
+    }
+
     /// Copies tightly packed planes into memory this buffer owns.
     public convenience init(format: PixelFormat, width: Int, height: Int, packedPlanes: [[UInt8]]) {
         let geometry = format.planeGeometry(width: width, height: height)
         precondition(packedPlanes.count == geometry.count, "\(format) needs \(geometry.count) planes")
-        let storage = OwnedBytes(capacity: geometry.reduce(0) { $0 + $1.bytesPerRow * $1.rows })
-        var planes: [Plane] = []
-        var offset = 0
-        for (bytes, shape) in zip(packedPlanes, geometry) {
-            precondition(
-                bytes.count == shape.bytesPerRow * shape.rows, "plane size does not match \(format) \(width)x\(height)")
-            let base = storage.pointer + offset
-            bytes.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-            planes.append(Plane(baseAddress: UnsafeRawPointer(base), bytesPerRow: shape.bytesPerRow, rows: shape.rows))
-            offset += bytes.count
+        self.init(format: format, width: width, height: height) { bases in
+            for (bytes, (base, shape)) in zip(packedPlanes, zip(bases, geometry)) {
+                precondition(
+                    bytes.count == shape.bytesPerRow * shape.rows,
+                    "plane size does not match \(format) \(width)x\(height)")
+                bytes.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            }
         }
-        self.init(format: format, width: width, height: height, planes: planes, owner: storage)
     }
 
     /// The luma plane, for formats that have one.

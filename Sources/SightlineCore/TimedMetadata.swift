@@ -29,25 +29,12 @@ public enum MetadataDataType: Sendable, Hashable, CustomStringConvertible {
     /// Undocumented; what iOS declares for detected-face bounds (4 vertices as 8 float32).
     public static let polygonF32 = MetadataDataType.wellKnown(80)
 
-    /// Names used in JSON output and on the command line.
+    /// Names used in JSON output.
     static let names: [UInt32: String] = [
         0: "raw", 1: "utf8", 2: "utf16", 13: "jpeg", 14: "png", 23: "float32", 24: "float64", 65: "int8",
         66: "int16", 67: "int32", 70: "pointF32", 71: "dimensionsF32", 72: "rectF32", 74: "int64",
         75: "uint8", 76: "uint16", 77: "uint32", 78: "uint64", 79: "affineTransformF64", 80: "polygonF32",
     ]
-
-    /// Parses what `description` prints: a name such as `int16`, `wellKnown:80`, or a reverse-DNS type.
-    public init?(name: String) {
-        if let code = Self.names.first(where: { $0.value == name })?.key {
-            self = .wellKnown(code)
-        } else if name.hasPrefix("wellKnown:"), let code = UInt32(name.dropFirst(10)) {
-            self = .wellKnown(code)
-        } else if name.contains("."), !name.contains(" ") {
-            self = .named(name)
-        } else {
-            return nil
-        }
-    }
 
     public var description: String {
         switch self {

@@ -8,13 +8,6 @@ public enum ExternalTool {
         public var stderr: String
     }
 
-    /// Whether `name` is on PATH.
-    public static func isInstalled(_ name: String) -> Bool {
-        (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":").contains {
-            FileManager.default.isExecutableFile(atPath: "\($0)/\(name)")
-        }
-    }
-
     public static func run(_ name: String, _ arguments: [String]) throws -> Output {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")

@@ -11,7 +11,7 @@ public final class CapturedFrameConverter {
     public let width: Int
     public let height: Int
     public let bytesPerLine: Int
-    private var scaler: OpaquePointer?
+    private let scaler = YUV420Scaler()
     private var decoder: UnsafeMutablePointer<AVCodecContext>?
     private var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
     private var decoded: UnsafeMutablePointer<AVFrame>? = av_frame_alloc()
@@ -36,7 +36,6 @@ public final class CapturedFrameConverter {
     }
 
     deinit {
-        sws_freeContext(scaler)
         avcodec_free_context(&decoder)
         av_packet_free(&packet)
         av_frame_free(&decoded)
@@ -63,25 +62,27 @@ public final class CapturedFrameConverter {
         let strides = geometry.indices.map { index in
             index == 0 || format == .nv12 ? bytesPerLine : bytesPerLine / 2
         }
+        // Check the whole buffer first, then copy each row straight into the new buffer.
+        var offsets: [Int] = []
         var offset = 0
-        var planes: [[UInt8]] = []
         for (shape, stride) in zip(geometry, strides) {
             guard offset + stride * (shape.rows - 1) + shape.bytesPerRow <= bytes.count else {
                 throw SightlineError.sourceFailed(
                     source: "\(pixelFormat)", reason: "a captured buffer is too short (\(bytes.count) bytes)")
             }
-            var plane = [UInt8](repeating: 0, count: shape.bytesPerRow * shape.rows)
-            plane.withUnsafeMutableBytes { target in
-                for row in 0..<shape.rows {
-                    target.baseAddress!.advanced(by: row * shape.bytesPerRow)
-                        .copyMemory(
-                            from: bytes.baseAddress!.advanced(by: offset + row * stride), byteCount: shape.bytesPerRow)
-                }
-            }
-            planes.append(plane)
+            offsets.append(offset)
             offset += stride * shape.rows
         }
-        return PixelBuffer(format: format, width: width, height: height, packedPlanes: planes)
+        return PixelBuffer(format: format, width: width, height: height) { bases in
+            for index in geometry.indices {
+                let shape = geometry[index]
+                for row in 0..<shape.rows {
+                    bases[index].advanced(by: row * shape.bytesPerRow).copyMemory(
+                        from: bytes.baseAddress!.advanced(by: offsets[index] + row * strides[index]),
+                        byteCount: shape.bytesPerRow)
+                }
+            }
+        }
     }
 
     /// Packed layouts become yuv420p through swscale.
@@ -100,28 +101,11 @@ public final class CapturedFrameConverter {
     private func scale(planes: [UnsafePointer<UInt8>?], strides: [Int32], from source: AVPixelFormat) throws
         -> PixelBuffer
     {
-        scaler = sws_getCachedContext(
-            scaler, Int32(width), Int32(height), source, Int32(width), Int32(height), AV_PIX_FMT_YUV420P, SWS_BILINEAR,
-            nil, nil, nil)
-        guard let scaler else {
+        guard let pixels = scaler.convert(planes: planes, strides: strides, from: source, width: width, height: height)
+        else {
             throw SightlineError.sourceFailed(source: "\(pixelFormat)", reason: "cannot convert to yuv420p")
         }
-        let geometry = PixelFormat.yuv420p.planeGeometry(width: width, height: height)
-        var y = [UInt8](repeating: 0, count: geometry[0].bytesPerRow * geometry[0].rows)
-        var u = [UInt8](repeating: 0, count: geometry[1].bytesPerRow * geometry[1].rows)
-        var v = [UInt8](repeating: 0, count: geometry[2].bytesPerRow * geometry[2].rows)
-        var sources = planes + Array(repeating: nil, count: 4 - planes.count)
-        var sourceStrides = strides + Array(repeating: 0, count: 4 - strides.count)
-        var targetStrides = geometry.map { Int32($0.bytesPerRow) } + [0]
-        y.withUnsafeMutableBufferPointer { y in
-            u.withUnsafeMutableBufferPointer { u in
-                v.withUnsafeMutableBufferPointer { v in
-                    var targets: [UnsafeMutablePointer<UInt8>?] = [y.baseAddress, u.baseAddress, v.baseAddress, nil]
-                    _ = sws_scale(scaler, &sources, &sourceStrides, 0, Int32(height), &targets, &targetStrides)
-                }
-            }
-        }
-        return PixelBuffer(format: .yuv420p, width: width, height: height, packedPlanes: [y, u, v])
+        return pixels
     }
 
     /// One JPEG image, decoded, then converted to yuv420p (webcams send 4:2:2 JPEG).
