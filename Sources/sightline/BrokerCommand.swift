@@ -36,11 +36,7 @@ struct BrokerCommand: AsyncParsableCommand {
         let broker = try Broker(frontend: try Endpoint(frontend), backend: try Endpoint(backend), allowRemote: insecure)
         try broker.start()
         logger.info("broker running", metadata: ["frontend": "\(frontend)", "backend": "\(backend)"])
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [.init(service: UntilShutdown())], gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger))
-        try await group.run()
+        try await runServices([UntilShutdown()], logger: logger)
         broker.stop()
         Bus.finish()
         logger.info("broker stopped")

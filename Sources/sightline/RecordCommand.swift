@@ -88,11 +88,7 @@ struct RecordCommand: AsyncParsableCommand {
             configuration: try recording.configuration(sourceID: sourceID, directory: out),
             endpoints: try connect.map(Endpoint.init), curve: try keys.client(), untilSourceStops: untilStopped,
             logger: logger)
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
-                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        try await runServices([service], logger: logger)
         for file in service.recorder.counters.files { print(file) }
     }
 }

@@ -194,16 +194,8 @@ struct RunCommand: AsyncParsableCommand {
             _ = await pipeline.publisher.waitForSubscriber(timeout: .seconds(2))
         }
         services.append(pipeline)
-        let group = ServiceGroup(
-            configuration: .init(
-                services: services.map {
-                    ServiceGroupConfiguration.ServiceConfiguration(
-                        service: $0, successTerminationBehavior: .gracefullyShutdownGroup)
-                },
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger))
         var failure: (any Error)?
-        do { try await group.run() } catch { failure = error }
+        do { try await runServices(services, logger: logger) } catch { failure = error }
         // The final status must reach remote subscribers before the process exits.
         await pipeline.publisher.close()
         Bus.finish()

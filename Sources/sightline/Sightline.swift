@@ -1,5 +1,6 @@
 import ArgumentParser
 import Logging
+import ServiceLifecycle
 
 @main
 struct Sightline: AsyncParsableCommand {
@@ -34,3 +35,13 @@ struct GlobalOptions: ParsableArguments {
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// Runs `services` until one finishes or SIGINT/SIGTERM arrives, then shuts them all down
+/// gracefully, last to first.
+func runServices(_ services: [any Service], logger: Logger) async throws {
+    let group = ServiceGroup(
+        configuration: .init(
+            services: services.map { .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup) },
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+    try await group.run()
+}
