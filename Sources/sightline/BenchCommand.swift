@@ -109,3 +109,5 @@ func percentile(_ values: [Double], _ fraction: Double) -> Double {
     let sorted = values.sorted()
     return sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
 }
+
+func median(_ values: [Double]) -> Double { percentile(values, 0.5) }

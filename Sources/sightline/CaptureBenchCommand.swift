@@ -45,8 +45,8 @@ struct CaptureBenchCommand: ParsableCommand {
             let buffer = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 >> 4) }
             let converter = try CapturedFrameConverter(
                 pixelFormat: format, width: width, height: height, bytesPerLine: width * bytesPerPixel)
-            let convert = try buffer.withUnsafeBytes { bytes in try median { _ = try converter.convert(bytes) } }
-            let copy = try median { _ = PixelBuffer(format: .gray8, width: count, height: 1, packedPlanes: [buffer]) }
+            let convert = try buffer.withUnsafeBytes { bytes in try medianMilliseconds { _ = try converter.convert(bytes) } }
+            let copy = try medianMilliseconds { _ = PixelBuffer(format: .gray8, width: count, height: 1, packedPlanes: [buffer]) }
             print(
                 String(
                     format: "%@ convert  %6.3f ms/frame on this CPU = %.1f x a plain copy of the buffer (%.3f ms)",
@@ -55,13 +55,13 @@ struct CaptureBenchCommand: ParsableCommand {
     }
 
     /// Median milliseconds of `frames` runs.
-    private func median(_ body: () throws -> Void) rethrows -> Double {
+    private func medianMilliseconds(_ body: () throws -> Void) rethrows -> Double {
         var times: [Double] = []
         for _ in 0..<frames {
             let started = ContinuousClock.now
             try body()
             times.append((ContinuousClock.now - started).milliseconds)
         }
-        return times.sorted()[times.count / 2]
+        return median(times)
     }
 }

@@ -139,8 +139,6 @@ struct MovieBenchCommand: ParsableCommand {
         return (ContinuousClock.now - started).milliseconds / 1000
     }
 
-    private func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-
     private func runProcess(_ name: String, _ arguments: [String], discardOutput: Bool = false) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: name.hasPrefix("/") ? name : "/usr/bin/env")
