@@ -45,8 +45,12 @@ struct CaptureBenchCommand: ParsableCommand {
             let buffer = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 >> 4) }
             let converter = try CapturedFrameConverter(
                 pixelFormat: format, width: width, height: height, bytesPerLine: width * bytesPerPixel)
-            let convert = try buffer.withUnsafeBytes { bytes in try medianMilliseconds { _ = try converter.convert(bytes) } }
-            let copy = try medianMilliseconds { _ = PixelBuffer(format: .gray8, width: count, height: 1, packedPlanes: [buffer]) }
+            let convert = try buffer.withUnsafeBytes { bytes in
+                try medianMilliseconds { _ = try converter.convert(bytes) }
+            }
+            let copy = try medianMilliseconds {
+                _ = PixelBuffer(format: .gray8, width: count, height: 1, packedPlanes: [buffer])
+            }
             print(
                 String(
                     format: "%@ convert  %6.3f ms/frame on this CPU = %.1f x a plain copy of the buffer (%.3f ms)",
