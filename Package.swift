@@ -63,7 +63,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .target(name: "SightlineSamples", resources: [.copy("Media")]),
-        .target(name: "SightlineTesting"),
+        .target(name: "SightlineTesting", dependencies: ["SightlineBus"]),
         .target(
             name: "SightlinePipeline",
             dependencies: [

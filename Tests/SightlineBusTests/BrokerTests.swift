@@ -26,12 +26,9 @@ import Testing
             for _ in 0..<20 { camera.publish(statusMessage(source)) }
             await camera.flush()
         }
-        var all: [String: [UInt64]] = [:]
-        while let received = try everything.receive(timeout: .milliseconds(500)) {
-            all[received.message.source, default: []].append(received.message.seq)
-        }
-        var cam2: [String] = []
-        while let received = try onlyCam2.receive(timeout: .milliseconds(300)) { cam2.append(received.message.source) }
+        let all = Dictionary(grouping: try everything.collect(count: 40), by: \.message.source)
+            .mapValues { $0.map(\.message.seq) }
+        let cam2 = try onlyCam2.collect(count: 20).map(\.message.source)
         #expect(all == ["cam1": Array(0..<20), "cam2": Array(0..<20)])
         #expect(cam2 == Array(repeating: "cam2", count: 20))
     }

@@ -20,12 +20,9 @@ func statusMessage(_ source: String) -> Message {
         for _ in 0..<3 { publisher.publish(statusMessage("cam1")) }
         publisher.publish(statusMessage("cam10"))  // must not match "status/cam1/"
         await publisher.flush()
-        var seqs: [UInt64] = []
-        while let received = try subscriber.receive(timeout: .milliseconds(300)) {
-            #expect(received.topic == "status/cam1/")
-            seqs.append(received.message.seq)
-        }
-        #expect(seqs == [0, 1, 2])
+        let received = try subscriber.collect(count: 3)
+        #expect(received.allSatisfy { $0.topic == "status/cam1/" })
+        #expect(received.map(\.message.seq) == [0, 1, 2])
         #expect(publisher.totals.messages == 4)
     }
 
@@ -34,10 +31,7 @@ func statusMessage(_ source: String) -> Message {
         let subscriber = try Subscriber(endpoints: [try Endpoint("inproc://seq-test")], topics: ["status/"])
         #expect(await publisher.waitForSubscriber(timeout: .seconds(5)))
         for source in ["a", "b", "a"] { publisher.publish(statusMessage(source)) }
-        var received: [String] = []
-        while let message = try subscriber.receive(timeout: .milliseconds(300)) {
-            received.append("\(message.message.source)\(message.message.seq)")
-        }
+        let received = try subscriber.collect(count: 3).map { "\($0.message.source)\($0.message.seq)" }
         #expect(received == ["a0", "b0", "a1"])
     }
 

@@ -30,9 +30,7 @@ import Testing
         for _ in 0..<50 { publisher.publish(statusMessage("cam1")) }
         await publisher.flush()
 
-        var received: [UInt64] = []
-        while let message = try friend.receive(timeout: .milliseconds(500)) { received.append(message.message.seq) }
-        #expect(received == Array(0..<50))
+        #expect(try friend.collect(count: 50).map(\.message.seq) == Array(0..<50))
         #expect(try intruder.receive(timeout: .milliseconds(300)) == nil)
         #expect(try plain.receive(timeout: .milliseconds(300)) == nil)
     }

@@ -26,8 +26,7 @@ let logger = Logger(label: "test")
             endpoints: [endpoint], topics: Subscriber.topics(kinds: MessageKind.allCases, source: "e2e"))
         let counters = try await pipeline.runToCompletion()
 
-        var messages: [Message] = []
-        while let received = try subscriber.receive(timeout: .milliseconds(500)) { messages.append(received.message) }
+        let messages = try subscriber.collect { $0.last?.message.status?.state == .stopped }.map(\.message)
         #expect(subscriber.rejected.isEmpty)
         let byKind = Dictionary(grouping: messages, by: \.kind)
         #expect(byKind[.status]?.first?.status?.state == .started)

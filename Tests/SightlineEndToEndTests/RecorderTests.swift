@@ -233,8 +233,7 @@ import Testing
         let subscriber = try Subscriber(
             endpoints: [endpoint], topics: Subscriber.topics(kinds: [.video, .faces], source: source))
         _ = try await pipeline.runToCompletion()
-        var messages: [ReceivedMessage] = []
-        while let received = try subscriber.receive(timeout: .milliseconds(300)) { messages.append(received) }
+        let messages = try subscriber.collect { $0.filter { $0.message.kind == .video }.count >= 300 }
         #expect(messages.filter { $0.message.kind == .video }.count == 300)
         return messages
     }
