@@ -42,6 +42,8 @@ let package = Package(
             name: "CDlib",
             cxxSettings: [.unsafeFlags(dlibFlags)],
             linkerSettings: [.linkedLibrary("dlib"), .linkedLibrary("lapack"), .linkedLibrary("blas")]),
+        // zxing-cpp (Debian libzxing-dev) for barcodes and QR codes, behind a C API.
+        .target(name: "CZXing", cxxSettings: [.unsafeFlags(["-O2"])], linkerSettings: [.linkedLibrary("ZXing")]),
 
         // Layers, bottom up.
         .target(name: "SightlineCore"),
@@ -50,7 +52,7 @@ let package = Package(
             dependencies: ["SightlineCore", "CFFmpeg", "CV4L2", .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "SightlineDetection",
-            dependencies: ["SightlineCore", "CDlib", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["SightlineCore", "CDlib", "CZXing", .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "SightlineBus",
             dependencies: ["SightlineCore", "CZMQ", .product(name: "Logging", package: "swift-log")]),
@@ -87,7 +89,7 @@ let package = Package(
         .testTarget(
             name: "SightlineDetectionTests",
             dependencies: ["SightlineDetection", "SightlineCapture", "SightlineSamples"],
-            resources: [.copy("Golden")]),
+            resources: [.copy("Golden"), .copy("Barcodes")]),
         .testTarget(name: "SightlineBusTests", dependencies: ["SightlineBus", "SightlineTesting"]),
         .testTarget(
             name: "SightlineMovieTests",

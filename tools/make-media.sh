@@ -6,7 +6,10 @@
 #   - scikit-image 0.25.2 wheel: astronaut.png (NASA, public domain), coffee.png (CC0)
 #   - face-recognition 1.3.0 sdist (MIT): obama.jpg, biden.jpg, obama3.jpg (official
 #     White House photos, US federal works; provenance as stated in the package)
+#   - Debian opencv-doc 4.6.0+dfsg-12 (Apache-2.0 and BSD-3-Clause, per its copyright
+#     file): 4_barcodes.jpg, a phone photo of four book backs with ISBN barcodes
 # Images whose licence is unknown (insightface t1.jpg, opencv messi5.jpg) are never used.
+# Also needs segno and python-barcode (PyPI) for the generated codes, and Pillow.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out="$here/Sources/SightlineSamples/Media"
@@ -46,4 +49,13 @@ pan() { # width height window_width crf output
 mkdir -p "$out"
 pan 640 480 666 26 "$out/faces_640x480.mp4"
 pan 1280 720 889 28 "$out/faces_1280x720.mp4"
+
+# Barcodes: generated codes over a pan across coffee.png, with the frames each is on.
+barcodes="$here/Tests/SightlineDetectionTests/Barcodes"
+python3 "$here/tools/make-barcode-media.py" "$sk/coffee.png" "$out/barcodes_640x480.mp4" \
+  "$barcodes/barcodes_640x480.truth.json"
+# A real photo of printed barcodes, unchanged from Debian's opencv-doc.
+(cd "$work" && apt-get download opencv-doc=4.6.0+dfsg-12 >/dev/null)
+dpkg-deb --fsys-tarfile "$work"/opencv-doc_*.deb |
+  tar -xO ./usr/share/doc/opencv-doc/opencv4/html/4_barcodes.jpg >"$barcodes/books.jpg"
 ls -l "$out"

@@ -58,3 +58,95 @@ public struct FaceObject: Sendable, Hashable, Codable {
         self.subDetector = subDetector
     }
 }
+
+/// A point in normalised coordinates (see `NormalizedRect`).
+public struct NormalizedPoint: Sendable, Hashable, Codable {
+    public var x: Double
+    public var y: Double
+
+    public init(x: Double, y: Double) {
+        self.x = x
+        self.y = y
+    }
+}
+
+/// Barcode and 2D-code symbologies, named as `AVMetadataObject.ObjectType` names them.
+/// `rawValue` is the name used on the bus and on the command line; `avFoundationType` is
+/// Apple's string for the same type. UPC-A is reported as EAN-13 with a leading 0, as
+/// AVFoundation does.
+public enum MachineReadableCodeType: String, Sendable, Hashable, Codable, CaseIterable {
+    case aztec, codabar, code39, code93, code128, dataMatrix, ean8, ean13, gs1DataBar, gs1DataBarExpanded
+    case interleaved2of5, itf14, maxiCode, microQR, pdf417, qr, upce
+
+    /// `AVMetadataObject.ObjectType`'s raw value; MaxiCode has none in AVFoundation.
+    public var avFoundationType: String {
+        switch self {
+        case .aztec: "org.iso.Aztec"
+        case .codabar: "org.iso.Codabar"
+        case .code39: "org.iso.Code39"
+        case .code93: "com.intermec.Code93"
+        case .code128: "org.iso.Code128"
+        case .dataMatrix: "org.iso.DataMatrix"
+        case .ean8: "org.gs1.EAN-8"
+        case .ean13: "org.gs1.EAN-13"
+        case .gs1DataBar: "org.gs1.GS1DataBar"
+        case .gs1DataBarExpanded: "org.gs1.GS1DataBarExpanded"
+        case .interleaved2of5: "org.ansi.Interleaved2of5"
+        case .itf14: "org.gs1.ITF14"
+        case .maxiCode: "com.sightline.MaxiCode"
+        case .microQR: "org.iso.MicroQR"
+        case .pdf417: "org.iso.PDF417"
+        case .qr: "org.iso.QRCode"
+        case .upce: "org.gs1.UPC-E"
+        }
+    }
+
+    /// Parses a comma-separated list such as `qr,ean13`; `all` means every type.
+    public static func list(_ text: String) throws -> Set<MachineReadableCodeType> {
+        var types = Set<MachineReadableCodeType>()
+        for name in text.split(separator: ",").map({ String($0.filter { $0 != " " }) }) {
+            if name == "all" {
+                types.formUnion(allCases)
+            } else if let type = MachineReadableCodeType(rawValue: name) {
+                types.insert(type)
+            } else {
+                throw SightlineError.invalidArgument(
+                    "unknown code type '\(name)'; known: all, \(allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+        }
+        guard !types.isEmpty else { throw SightlineError.invalidArgument("no code types given") }
+        return types
+    }
+}
+
+/// A decoded barcode or 2D code, modelled on `AVMetadataMachineReadableCodeObject`.
+public struct MachineReadableCodeObject: Sendable, Hashable, Codable {
+    /// Stable while the code stays in view (Sightline's addition; AVFoundation has none).
+    public var codeID: Int
+    public var type: MachineReadableCodeType
+    /// The decoded payload as text.
+    public var stringValue: String
+    /// The symbol's corners in its own orientation: top-left, top-right, bottom-right,
+    /// bottom-left (a code upside down has its top-left corner at the bottom right).
+    public var corners: [NormalizedPoint]
+    /// The upright rectangle enclosing the corners.
+    public var bounds: NormalizedRect
+    public var time: MediaTime
+    public var duration: MediaTime?
+
+    public init(
+        codeID: Int, type: MachineReadableCodeType, stringValue: String, corners: [NormalizedPoint], time: MediaTime,
+        duration: MediaTime?
+    ) {
+        self.codeID = codeID
+        self.type = type
+        self.stringValue = stringValue
+        self.corners = corners
+        let xs = corners.map(\.x)
+        let ys = corners.map(\.y)
+        let (left, top) = (xs.min() ?? 0, ys.min() ?? 0)
+        self.bounds = NormalizedRect(x: left, y: top, width: (xs.max() ?? 0) - left, height: (ys.max() ?? 0) - top)
+        self.time = time
+        self.duration = duration
+    }
+}

@@ -1,0 +1,131 @@
+import CZXing
+import SightlineCore
+
+/// A barcode or 2D code as the reader reports it, in pixels of the image it was given.
+public struct BarcodeDetection: Sendable, Hashable {
+    public var type: MachineReadableCodeType
+    public var text: String
+    /// Top-left, top-right, bottom-right, bottom-left, in the symbol's own orientation.
+    public var corners: [(x: Int, y: Int)]
+
+    public static func == (a: BarcodeDetection, b: BarcodeDetection) -> Bool {
+        a.type == b.type && a.text == b.text && a.corners.elementsEqual(b.corners, by: ==)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(type)
+        hasher.combine(text)
+    }
+
+    /// The code as a metadata object (ID 0 until a tracker gives it one).
+    public func object(imageWidth: Int, imageHeight: Int, time: MediaTime, duration: MediaTime?)
+        -> MachineReadableCodeObject
+    {
+        MachineReadableCodeObject(
+            codeID: 0, type: type, stringValue: text,
+            corners: corners.map {
+                NormalizedPoint(x: Double($0.x) / Double(imageWidth), y: Double($0.y) / Double(imageHeight))
+            }, time: time, duration: duration)
+    }
+}
+
+/// zxing-cpp's multi-format reader on the luma plane of a frame, read in place.
+///
+/// Not thread-safe: each instance belongs to one thread or serial queue (in the pipeline,
+/// the barcode output's queue).
+public final class BarcodeDetector {
+    public struct Configuration: Sendable, Equatable {
+        /// Which symbologies to look for; fewer is faster and avoids false reads.
+        public var types: Set<MachineReadableCodeType> = Set(MachineReadableCodeType.allCases)
+        /// Scan more rows and rotations: finds more in poor images, about 2-3x slower.
+        public var tryHarder = false
+
+        public init(types: Set<MachineReadableCodeType> = Set(MachineReadableCodeType.allCases), tryHarder: Bool = false)
+        {
+            self.types = types
+            self.tryHarder = tryHarder
+        }
+    }
+
+    public let configuration: Configuration
+    private let handle: OpaquePointer
+    private var results = [sl_barcode](repeating: sl_barcode(), count: 32)
+    private var errorBuffer = [CChar](repeating: 0, count: 256)
+
+    public init(configuration: Configuration = Configuration()) throws {
+        guard !configuration.types.isEmpty else { throw SightlineError.invalidArgument("no code types to look for") }
+        self.configuration = configuration
+        let mask = configuration.types.reduce(Int32(0)) { $0 | Self.zxingFormats(for: $1) }
+        var error = [CChar](repeating: 0, count: 256)
+        guard let handle = sl_barcode_reader_create(mask, configuration.tryHarder ? 1 : 0, &error, error.count) else {
+            throw SightlineError.detector(String(nulTerminated: error))
+        }
+        self.handle = handle
+    }
+
+    deinit { sl_barcode_reader_destroy(handle) }
+
+    /// Reads the codes in a frame that has a luma plane (gray8, yuv420p, nv12).
+    public func detect(in pixels: PixelBuffer) throws -> [BarcodeDetection] {
+        guard let luma = pixels.lumaPlane else {
+            throw SightlineError.detector("frames in \(pixels.format.rawValue) have no luma plane to read")
+        }
+        return try detect(
+            luma: luma.baseAddress, width: pixels.width, height: pixels.height, bytesPerRow: luma.bytesPerRow)
+    }
+
+    /// Reads the codes in 8-bit single-channel pixels, in place.
+    public func detect(luma: UnsafeRawPointer, width: Int, height: Int, bytesPerRow: Int) throws -> [BarcodeDetection]
+    {
+        var count: Int32 = 0
+        while true {
+            count = sl_barcode_reader_read(
+                handle, luma.assumingMemoryBound(to: UInt8.self), Int32(width), Int32(height), bytesPerRow, &results,
+                Int32(results.count), &errorBuffer, errorBuffer.count)
+            guard count >= 0 else { throw SightlineError.detector(String(nulTerminated: errorBuffer)) }
+            if Int(count) <= results.count { break }
+            results = [sl_barcode](repeating: sl_barcode(), count: Int(count))  // rare: many codes
+        }
+        return results.prefix(Int(count)).compactMap { raw in
+            let bytes = UnsafeRawBufferPointer(start: raw.text, count: raw.text_length)
+            let text = String(decoding: bytes, as: UTF8.self)
+            guard let type = wantedType(zxingFormat: raw.format, text: text) else { return nil }
+            let c = raw.corners
+            let corners = [(c.0, c.1), (c.2, c.3), (c.4, c.5), (c.6, c.7)].map { (x: Int($0), y: Int($1)) }
+            // AVFoundation reports UPC-A as the EAN-13 it is a subset of.
+            let isUPCA = raw.format == Self.upcA
+            return BarcodeDetection(type: type, text: isUPCA ? "0" + text : text, corners: corners)
+        }
+    }
+
+    // zxing-cpp's BarcodeFormat bits (BarcodeFormat.h), which its C++ API keeps stable.
+    private static let bits: [(MachineReadableCodeType, Int32)] = [
+        (.aztec, 1 << 0), (.codabar, 1 << 1), (.code39, 1 << 2), (.code93, 1 << 3), (.code128, 1 << 4),
+        (.gs1DataBar, 1 << 5), (.gs1DataBarExpanded, 1 << 6), (.dataMatrix, 1 << 7), (.ean8, 1 << 8),
+        (.ean13, 1 << 9), (.maxiCode, 1 << 11), (.pdf417, 1 << 12), (.qr, 1 << 13), (.upce, 1 << 15),
+        (.microQR, 1 << 16),
+    ]
+    private static let itf: Int32 = 1 << 10
+    private static let upcA: Int32 = 1 << 14
+
+    static func zxingFormats(for type: MachineReadableCodeType) -> Int32 {
+        switch type {
+        case .interleaved2of5, .itf14: itf
+        case .ean13: (bits.first { $0.0 == .ean13 }!.1) | upcA
+        default: bits.first { $0.0 == type }!.1
+        }
+    }
+
+    /// The type of a read symbol, if it is one of the configured types (zxing-cpp reads
+    /// ITF-14 and Interleaved 2 of 5 as one format).
+    private func wantedType(zxingFormat format: Int32, text: String) -> MachineReadableCodeType? {
+        Self.type(zxingFormat: format, text: text).flatMap { configuration.types.contains($0) ? $0 : nil }
+    }
+
+    /// A 14-digit ITF is ITF-14, as AVFoundation names it.
+    private static func type(zxingFormat format: Int32, text: String) -> MachineReadableCodeType? {
+        if format == itf { return text.utf8.count == 14 ? .itf14 : .interleaved2of5 }
+        if format == upcA { return .ean13 }
+        return bits.first { $0.1 == format }?.0
+    }
+}
