@@ -38,6 +38,18 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
         return String(address[..<colon]).trimmingCharacters(in: ["[", "]"])
     }
 
+    /// Refuses to bind a tcp address other machines can reach, unless CURVE protects it or
+    /// the user explicitly allowed it: nothing listens on the network by default.
+    func checkBindIsSafe(allowRemote: Bool, curve: CurveServer?) throws {
+        guard isLocalOnly || allowRemote || curve != nil else {
+            throw SightlineError.invalidEndpoint(
+                string,
+                reason:
+                    "binding beyond loopback needs CURVE keys (--curve-key and --allow); pass --insecure to expose it unauthenticated"
+            )
+        }
+    }
+
     /// Whether binding here can be reached only from this machine.
     public var isLocalOnly: Bool {
         switch transport {

@@ -44,13 +44,7 @@ public final class Publisher: Sendable {
         endpoint: Endpoint, alsoBind: [Endpoint] = [], allowRemote: Bool = false, curve: CurveServer? = nil,
         connectsToBroker: Bool = false, logger: Logger
     ) throws {
-        guard endpoint.isLocalOnly || allowRemote || curve != nil || connectsToBroker else {
-            throw SightlineError.invalidEndpoint(
-                endpoint.string,
-                reason:
-                    "binding beyond loopback needs CURVE keys (--curve-key and --allow); pass --insecure to expose it unauthenticated"
-            )
-        }
+        if !connectsToBroker { try endpoint.checkBindIsSafe(allowRemote: allowRemote, curve: curve) }
         let socket = try Socket(type: ZMQ_XPUB)
         socket.setOption(ZMQ_SNDHWM, 10_000)
         if let curve { socket.makeCurveServer(curve) }

@@ -54,6 +54,11 @@ final class Socket {
         zmq_setsockopt(handle, option, &value, MemoryLayout<Int32>.size)
     }
 
+    func setOption(_ option: Int32, int64 value: Int64) {
+        var value = value
+        zmq_setsockopt(handle, option, &value, MemoryLayout<Int64>.size)
+    }
+
     func setOption(_ option: Int32, bytes: [UInt8]) {
         bytes.withUnsafeBytes { _ = zmq_setsockopt(handle, option, $0.baseAddress, $0.count) }
     }

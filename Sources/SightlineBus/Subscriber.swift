@@ -1,5 +1,6 @@
 import CZMQ
 import Foundation
+import Logging
 import SightlineCore
 
 /// A message as received: its topic, the decoded message, and any binary payload.
@@ -36,6 +37,8 @@ public enum MessageDecodingError: Error, Equatable, CustomStringConvertible {
 public final class Subscriber {
     private let socket: Socket
     private let decoder = JSONDecoder()
+    private var maximumMessageBytes = 64 << 20
+    private var rejectionLog: RateLimitedLog?
     /// Messages that arrived but could not be decoded, by reason.
     public private(set) var rejected: [String: Int] = [:]
 
@@ -48,6 +51,28 @@ public final class Subscriber {
         for topic in topics { socket.setOption(ZMQ_SUBSCRIBE, bytes: Array(topic.utf8)) }
         for endpoint in endpoints { try socket.connect(endpoint) }
     }
+
+    /// A subscriber that binds `endpoint` for publishers to connect to: how a source takes
+    /// messages in from other services (`run --metadata-in`). Messages over
+    /// `maximumMessageBytes` are counted and dropped; a peer sending one over 16 times that
+    /// is disconnected by ZeroMQ before it is read. Binding beyond loopback needs `curve`
+    /// or `allowRemote`, as for a publisher.
+    public init(
+        binding endpoint: Endpoint, topics: [String], allowRemote: Bool = false, curve: CurveServer? = nil,
+        maximumMessageBytes: Int
+    ) throws {
+        try endpoint.checkBindIsSafe(allowRemote: allowRemote, curve: curve)
+        socket = try Socket(type: ZMQ_SUB)
+        socket.setOption(ZMQ_RCVHWM, 10_000)
+        socket.setOption(ZMQ_MAXMSGSIZE, int64: Int64(maximumMessageBytes) * 16)
+        if let curve { socket.makeCurveServer(curve) }
+        for topic in topics { socket.setOption(ZMQ_SUBSCRIBE, bytes: Array(topic.utf8)) }
+        try socket.bind(endpoint)
+        self.maximumMessageBytes = maximumMessageBytes
+    }
+
+    /// Logs rejected messages to `logger`, at most one line per reason every 10 s.
+    public func logRejections(to logger: Logger) { rejectionLog = RateLimitedLog(logger: logger) }
 
     /// Disconnects; `receive` returns nothing afterwards.
     public func close() { socket.close() }
@@ -64,11 +89,14 @@ public final class Subscriber {
         while true {
             let remaining = deadline - ContinuousClock.now
             let milliseconds = Int32(max(0, remaining.milliseconds))
-            guard let frames = try socket.receive(timeoutMs: milliseconds) else { return nil }
+            guard let frames = try socket.receive(timeoutMs: milliseconds, maximumBytes: maximumMessageBytes) else {
+                return nil
+            }
             switch Self.decode(frames, using: decoder) {
             case .success(let message): return message
             case .failure(let error):
                 rejected[error.description, default: 0] += 1
+                rejectionLog?.warning("a message was rejected: \(error); dropped", reason: error.description)
                 if milliseconds == 0 { return nil }
             }
         }

@@ -31,6 +31,7 @@ public final class CaptureSession: Sendable {
         var framesIn = 0
         var skipped: [String: Int] = [:]
         var interruptions = 0
+        var newestFrame: (time: MediaTime, wallTimeNs: UInt64)?
     }
 
     /// The session takes ownership of `source`: from now on only its capture thread uses it.
@@ -48,6 +49,18 @@ public final class CaptureSession: Sendable {
     public var endReason: String? { source.value.endReason }
 
     public var input: InputDescription { source.value.input }
+
+    /// Where a wall-clock instant (ns since 1970) falls on the source's media timeline,
+    /// reckoned from the newest frame; nil before the first frame or more than a day away
+    /// from it. Any thread.
+    public func mediaTime(atWallTimeNs wallTimeNs: UInt64) -> MediaTime? {
+        guard let newest = state.withLock({ $0.newestFrame }) else { return nil }
+        let offset = Int64(bitPattern: wallTimeNs &- newest.wallTimeNs)
+        guard offset.magnitude <= 86_400 * 1_000_000_000 else { return nil }
+        let timescale = Int64(newest.time.timescale)
+        return MediaTime(
+            value: newest.time.value + offset * timescale / 1_000_000_000, timescale: newest.time.timescale)
+    }
 
     /// Frames produced and skipped so far, with each output's counters.
     public var counters: PipelineCounters {
@@ -87,7 +100,10 @@ public final class CaptureSession: Sendable {
         while !stopRequested.load(ordering: .acquiring) {
             switch try source.value.read() {
             case .frame(let frame):
-                state.withLock { $0.framesIn += 1 }
+                state.withLock {
+                    $0.framesIn += 1
+                    $0.newestFrame = (frame.time, frame.wallClockNanoseconds)
+                }
                 for output in outputs { output.offer(frame) }
             case .skipped(let reason, let count):
                 let total = state.withLock { state -> Int in

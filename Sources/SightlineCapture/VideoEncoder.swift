@@ -166,15 +166,7 @@ public final class VideoEncoder {
     /// Hands yuv420p planes straight through; other layouts go through swscale.
     private func withYUV420(_ pixels: PixelBuffer, _ body: ([Plane]) throws -> Void) throws {
         if pixels.format == .yuv420p { return try body(pixels.planes) }
-        let source: AVPixelFormat =
-            switch pixels.format {
-            case .gray8: AV_PIX_FMT_GRAY8
-            case .nv12: AV_PIX_FMT_NV12
-            case .yuyv: AV_PIX_FMT_YUYV422
-            case .rgb24: AV_PIX_FMT_RGB24
-            case .bgr24: AV_PIX_FMT_BGR24
-            case .yuv420p: AV_PIX_FMT_YUV420P
-            }
+        let source = pixels.format.avPixelFormat
         let planes = pixels.planes.map { $0.baseAddress.assumingMemoryBound(to: UInt8.self) as UnsafePointer<UInt8>? }
         guard
             let converted = scaler.convert(

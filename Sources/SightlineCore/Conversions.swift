@@ -11,3 +11,8 @@ extension String {
         self.init(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
+
+extension Duration {
+    /// The duration in seconds, with its fraction.
+    public var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

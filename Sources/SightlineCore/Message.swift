@@ -2,17 +2,23 @@
 public enum MessageKind: String, Sendable, Codable, CaseIterable {
     /// Every analysed frame that has faces, and one empty list when the last face leaves.
     case faces
+    /// The same for barcodes and 2D codes.
+    case codes
     /// An object entered or left the scene (keyed by its ID).
     case events
     /// Life cycle and counters of a source: started, stopped, periodic counters.
     case status
     /// One H.264 access unit, Annex B, in the payload frame; `time` is its presentation time.
     case video
+    /// A timed metadata group from a client, as the source republishes it with its media time.
+    case metadata
+    /// A downscaled frame for other services' detectors: pixels in the payload frame.
+    case frames
 }
 
 extension MessageKind {
     /// What a person watching events wants by default: everything but the video.
-    public static let analytics: [MessageKind] = [.faces, .events, .status]
+    public static let analytics: [MessageKind] = [.faces, .codes, .events, .status, .metadata]
 }
 
 /// Topics are `<kind>/<source>/`. The trailing separator makes ZeroMQ's byte-prefix
@@ -66,14 +72,18 @@ public struct Message: Sendable, Codable, Equatable {
     public var wallTimeNs: UInt64
 
     public var faces: [FaceObject]?
+    public var codes: [MachineReadableCodeObject]?
     public var event: ObjectEvent?
     public var status: SourceStatus?
     public var video: VideoPacketInfo?
+    public var metadata: ClientMetadataGroup?
+    public var frame: FrameInfo?
 
     public init(
         kind: MessageKind, source: String, seq: UInt64 = 0, time: MediaTime?, wallTimeNs: UInt64,
-        faces: [FaceObject]? = nil, event: ObjectEvent? = nil, status: SourceStatus? = nil,
-        video: VideoPacketInfo? = nil
+        faces: [FaceObject]? = nil, codes: [MachineReadableCodeObject]? = nil, event: ObjectEvent? = nil,
+        status: SourceStatus? = nil,
+        video: VideoPacketInfo? = nil, metadata: ClientMetadataGroup? = nil, frame: FrameInfo? = nil
     ) {
         self.v = Message.protocolVersion
         self.kind = kind
@@ -82,9 +92,12 @@ public struct Message: Sendable, Codable, Equatable {
         self.time = time
         self.wallTimeNs = wallTimeNs
         self.faces = faces
+        self.codes = codes
         self.event = event
         self.status = status
         self.video = video
+        self.metadata = metadata
+        self.frame = frame
     }
 }
 
@@ -112,21 +125,44 @@ public struct VideoPacketInfo: Sendable, Codable, Equatable {
     }
 }
 
+/// What a `frames` message's payload is: `gray8` rows of `width` bytes, or a JPEG image.
+public struct FrameInfo: Sendable, Codable, Equatable {
+    public enum Format: String, Sendable, Codable { case gray8, jpeg }
+    public var format: Format
+    public var width: Int
+    public var height: Int
+    /// The size of the frame it was scaled from.
+    public var sourceWidth: Int
+    public var sourceHeight: Int
+
+    public init(format: Format, width: Int, height: Int, sourceWidth: Int, sourceHeight: Int) {
+        self.format = format
+        self.width = width
+        self.height = height
+        self.sourceWidth = sourceWidth
+        self.sourceHeight = sourceHeight
+    }
+}
+
 /// An object entering or leaving the scene.
 public struct ObjectEvent: Sendable, Codable, Equatable {
     public enum Change: String, Sendable, Codable { case enter, leave }
     public var change: Change
-    /// What kind of object: "face" (barcodes later).
+    /// What kind of object: "face" or "code".
     public var object: String
     public var id: Int
-    /// On enter, the first sighting; on leave, the last one.
+    /// On enter, the first sighting; on leave, the last one (the one matching `object`).
     public var face: FaceObject?
+    public var code: MachineReadableCodeObject?
 
-    public init(change: Change, object: String, id: Int, face: FaceObject?) {
+    public init(
+        change: Change, object: String, id: Int, face: FaceObject? = nil, code: MachineReadableCodeObject? = nil
+    ) {
         self.change = change
         self.object = object
         self.id = id
         self.face = face
+        self.code = code
     }
 }
 
@@ -139,13 +175,18 @@ public struct SourceStatus: Sendable, Codable, Equatable {
     /// What is being read, with its size and rate once known.
     public var input: InputDescription?
     public var counters: PipelineCounters?
+    /// What the source detects (`faces`, `barcodes`), on `started` and `running`.
+    public var detections: [String]?
 
-    public init(state: State, reason: String? = nil, input: InputDescription? = nil, counters: PipelineCounters? = nil)
-    {
+    public init(
+        state: State, reason: String? = nil, input: InputDescription? = nil, counters: PipelineCounters? = nil,
+        detections: [String]? = nil
+    ) {
         self.state = state
         self.reason = reason
         self.input = input
         self.counters = counters
+        self.detections = detections
     }
 }
 
@@ -179,14 +220,33 @@ public struct PipelineCounters: Sendable, Codable, Equatable {
     public var outputs: [String: OutputCounters] = [:]
     /// Face detection on the frames that reached the detector.
     public var detection: TimingCounters?
+    /// Barcode reading on the frames that reached the reader, when it is on.
+    public var codeDetection: TimingCounters?
     /// H.264 encoding, when the pipeline encodes (not when it passes the source's packets on).
     public var encoding: TimingCounters?
+    /// Frames published for other services (`count`) and the time to scale and encode them.
+    public var framesPublishing: TimingCounters?
+    /// Client metadata taken in, when the source accepts it.
+    public var metadataIn: InputCounters?
     /// Video messages published (encoded or passed through).
     public var videoPackets: Int = 0
     public var messagesPublished: Int = 0
     public var bytesPublished: Int = 0
 
     public init() {}
+}
+
+/// Client metadata a source took in (`run --metadata-in`).
+public struct InputCounters: Sendable, Codable, Equatable {
+    public var accepted = 0
+    /// Dropped groups by reason: `flood`, `malformed`, `unknownIdentifier`,
+    /// `unknownDataType`, `noTime`, or the decoder's reason (version, JSON, size).
+    public var rejected: [String: Int] = [:]
+
+    public init(accepted: Int = 0, rejected: [String: Int] = [:]) {
+        self.accepted = accepted
+        self.rejected = rejected
+    }
 }
 
 public struct OutputCounters: Sendable, Codable, Equatable {

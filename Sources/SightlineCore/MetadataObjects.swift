@@ -150,3 +150,71 @@ public struct MachineReadableCodeObject: Sendable, Hashable, Codable {
         self.duration = duration
     }
 }
+
+/// What faces and codes have in common: an ID that a tracker keeps stable, a place in the
+/// frame, and how they travel on the bus. A new kind of detected object conforms to this.
+public protocol MetadataObject: Sendable, Hashable, Codable {
+    /// faceID, codeID: stable while the object is tracked; 0 before a tracker assigns it.
+    var objectID: Int { get set }
+    var bounds: NormalizedRect { get }
+    var time: MediaTime { get }
+    /// Whether `other`, seen in a later frame, may be this same object (a code must keep its
+    /// type and value; any face may be any face). The tracker then matches by overlap.
+    func mayBe(_ other: Self) -> Bool
+    /// The `object` of this kind's events ("face", "code").
+    static var eventObject: String { get }
+    /// The kind of the messages listing this kind's objects in a frame.
+    static var messageKind: MessageKind { get }
+    /// How far two sightings must overlap (intersection over union) to be one object.
+    static var minimumOverlap: Double { get }
+    /// The message listing `objects`, with nothing else of this kind set.
+    static func message(_ objects: [Self], source: String, time: MediaTime, wallTimeNs: UInt64) -> Message
+    /// The event for `object` entering or leaving.
+    static func event(_ change: ObjectEvent.Change, _ object: Self) -> ObjectEvent
+    /// What a log line about this object shows besides its ID and time.
+    var logDetails: [String: String] { get }
+}
+
+extension FaceObject: MetadataObject {
+    public var objectID: Int {
+        get { faceID }
+        set { faceID = newValue }
+    }
+    public func mayBe(_ other: FaceObject) -> Bool { true }
+    public var logDetails: [String: String] { ["score": "\((score * 100).rounded() / 100)"] }
+    public static let eventObject = "face"
+    public static let messageKind = MessageKind.faces
+    public static let minimumOverlap = 0.3
+    public static func message(_ objects: [FaceObject], source: String, time: MediaTime, wallTimeNs: UInt64)
+        -> Message
+    {
+        Message(kind: .faces, source: source, time: time, wallTimeNs: wallTimeNs, faces: objects)
+    }
+    public static func event(_ change: ObjectEvent.Change, _ object: FaceObject) -> ObjectEvent {
+        ObjectEvent(change: change, object: eventObject, id: object.faceID, face: object)
+    }
+}
+
+extension MachineReadableCodeObject: MetadataObject {
+    public var objectID: Int {
+        get { codeID }
+        set { codeID = newValue }
+    }
+    public func mayBe(_ other: MachineReadableCodeObject) -> Bool {
+        type == other.type && stringValue == other.stringValue
+    }
+    public var logDetails: [String: String] { ["type": type.rawValue, "value": stringValue] }
+    public static let eventObject = "code"
+    public static let messageKind = MessageKind.codes
+    /// Any overlap will do: the value already says which code it is; overlap only tells
+    /// apart two codes with the same value.
+    public static let minimumOverlap = 0.0
+    public static func message(
+        _ objects: [MachineReadableCodeObject], source: String, time: MediaTime, wallTimeNs: UInt64
+    ) -> Message {
+        Message(kind: .codes, source: source, time: time, wallTimeNs: wallTimeNs, codes: objects)
+    }
+    public static func event(_ change: ObjectEvent.Change, _ object: MachineReadableCodeObject) -> ObjectEvent {
+        ObjectEvent(change: change, object: eventObject, id: object.codeID, code: object)
+    }
+}

@@ -40,8 +40,9 @@ public final class BarcodeDetector {
         /// Scan more rows and rotations: finds more in poor images, about 2-3x slower.
         public var tryHarder = false
 
-        public init(types: Set<MachineReadableCodeType> = Set(MachineReadableCodeType.allCases), tryHarder: Bool = false)
-        {
+        public init(
+            types: Set<MachineReadableCodeType> = Set(MachineReadableCodeType.allCases), tryHarder: Bool = false
+        ) {
             self.types = types
             self.tryHarder = tryHarder
         }
@@ -75,8 +76,7 @@ public final class BarcodeDetector {
     }
 
     /// Reads the codes in 8-bit single-channel pixels, in place.
-    public func detect(luma: UnsafeRawPointer, width: Int, height: Int, bytesPerRow: Int) throws -> [BarcodeDetection]
-    {
+    public func detect(luma: UnsafeRawPointer, width: Int, height: Int, bytesPerRow: Int) throws -> [BarcodeDetection] {
         var count: Int32 = 0
         while true {
             count = sl_barcode_reader_read(

@@ -31,6 +31,18 @@ public struct FaceDetection: Sendable, Hashable {
     }
 }
 
+extension FaceDetection {
+    /// The face as a metadata object (ID 0 until a tracker gives it one), with the angles
+    /// its sub-detector implies.
+    public func faceObject(imageWidth: Int, imageHeight: Int, time: MediaTime, duration: MediaTime?) -> FaceObject {
+        let sub = FaceSubDetector(rawValue: subDetector)
+        return FaceObject(
+            faceID: 0, bounds: normalizedBounds(imageWidth: imageWidth, imageHeight: imageHeight),
+            rollAngle: sub?.rollAngle, yawAngle: sub?.yawAngle, time: time, duration: duration, score: score,
+            subDetector: subDetector)
+    }
+}
+
 /// dlib's HOG frontal face detector, reading the luma plane of a frame in place.
 ///
 /// Not thread-safe: each instance belongs to one thread or serial queue (in the pipeline,

@@ -14,7 +14,10 @@ public struct PipelineConfiguration: Sendable {
     public var sourceOptions = MediaFileSource.Options()
     /// For a V4L2 device (`/dev/video*`): mode and reconnection.
     public var camera = V4L2Source.Options()
+    /// What to look for in the frames.
+    public var detect: Set<Detection> = [.faces]
     public var detector = FaceDetector.Configuration()
+    public var barcodes = BarcodeDetector.Configuration()
     public var publish: Endpoint = .defaultPublish
     /// Allow binding a tcp address other machines can reach, without authentication.
     public var allowRemote = false
@@ -32,10 +35,21 @@ public struct PipelineConfiguration: Sendable {
     public var video = VideoMode.onDemand
     public var encoder = VideoEncoder.Options()
     public var reencode = false
+    /// Downscaled frames for other services' detectors; nil: none.
+    public var frames: FramesConfiguration?
+    /// Where other services publish timed metadata for this source (`metadata/<source>/`),
+    /// and how many groups a second it takes; nil: no metadata in.
+    public var metadataIn: Endpoint?
+    public var metadataInRate = 200
     /// More endpoints the publisher binds, such as an inproc one for an in-process recorder.
     public var alsoPublish: [Endpoint] = []
 
     public init(source: String) { self.source = source }
+}
+
+/// The detectors `sightline run --detect` can turn on.
+public enum Detection: String, Sendable, CaseIterable {
+    case faces, barcodes
 }
 
 /// capture → detect → publish for one source, as a swift-service-lifecycle service.
@@ -47,8 +61,11 @@ public final class AnalysisPipeline: Service, Sendable {
     public let configuration: PipelineConfiguration
     public let publisher: Publisher
     private let session: CaptureSession
-    private let analysis: FaceAnalysis
+    private let faces: ObjectAnalysis<FaceObject>?
+    private let codes: ObjectAnalysis<MachineReadableCodeObject>?
     private let video: VideoPublishing
+    private let metadataInput: MetadataInput?
+    private let framesOutput: FramesPublishing?
     private let logger: Logger
     private let result = Mutex<PipelineCounters?>(nil)
 
@@ -59,8 +76,7 @@ public final class AnalysisPipeline: Service, Sendable {
         }
         self.configuration = configuration
         self.logger = logger
-        let detector = try FaceDetector(configuration: configuration.detector)
-        if let notice = FaceDetector.instructionSet.fallbackNotice { logger.warning("\(notice)") }
+        guard !configuration.detect.isEmpty else { throw SightlineError.invalidArgument("nothing to detect") }
         let source: any FrameSource
         let file: MediaFileSource?
         if V4L2Source.isDevice(configuration.source) {
@@ -78,17 +94,63 @@ public final class AnalysisPipeline: Service, Sendable {
             allowRemote: configuration.allowRemote, curve: configuration.curve,
             connectsToBroker: configuration.connectToBroker,
             logger: logger)
-        analysis = FaceAnalysis(
-            detector: detector, publisher: publisher, sourceID: configuration.sourceID, logger: logger)
+        // Each detector has its own output and queue, so a slow one never holds up another.
         // Analysing every frame of a file: the file waits for the detector (bounded memory).
-        let detectOutput = FrameDataOutput(
-            name: "detect", delegate: analysis, alwaysDiscardsLateFrames: configuration.discardLateFrames,
-            maximumFramesInFlight: 4)
+        var outputs: [FrameDataOutput] = []
+        func addOutput(_ name: String, _ delegate: any FrameDataOutputDelegate) {
+            outputs.append(
+                FrameDataOutput(
+                    name: name, delegate: delegate, alwaysDiscardsLateFrames: configuration.discardLateFrames,
+                    maximumFramesInFlight: 4))
+        }
+        if configuration.detect.contains(.faces) {
+            let detector = try FaceDetector(configuration: configuration.detector)
+            if let notice = FaceDetector.instructionSet.fallbackNotice { logger.warning("\(notice)") }
+            let faces = ObjectAnalysis<FaceObject>(
+                publisher: publisher, sourceID: configuration.sourceID, logger: logger
+            ) { frame in
+                try detector.detect(in: frame.pixels).map {
+                    $0.faceObject(
+                        imageWidth: frame.pixels.width, imageHeight: frame.pixels.height, time: frame.time,
+                        duration: frame.duration)
+                }
+            }
+            addOutput("detect", faces)
+            self.faces = faces
+        } else {
+            faces = nil
+        }
+        if configuration.detect.contains(.barcodes) {
+            let reader = try BarcodeDetector(configuration: configuration.barcodes)
+            let codes = ObjectAnalysis<MachineReadableCodeObject>(
+                publisher: publisher, sourceID: configuration.sourceID, logger: logger
+            ) { frame in
+                try reader.detect(in: frame.pixels).map {
+                    $0.object(
+                        imageWidth: frame.pixels.width, imageHeight: frame.pixels.height, time: frame.time,
+                        duration: frame.duration)
+                }
+            }
+            addOutput("codes", codes)
+            self.codes = codes
+        } else {
+            codes = nil
+        }
+        if let frames = configuration.frames {
+            let framesOutput = try FramesPublishing(
+                configuration: frames, publisher: publisher, sourceID: configuration.sourceID, logger: logger)
+            self.framesOutput = framesOutput
+            // Newest wins: one frame waits at most, the rest are dropped as late.
+            outputs.append(
+                FrameDataOutput(
+                    name: "frames", delegate: framesOutput, alwaysDiscardsLateFrames: true, maximumFramesInFlight: 1))
+        } else {
+            framesOutput = nil
+        }
         video = VideoPublishing(
             publisher: publisher, sourceID: configuration.sourceID, mode: configuration.video,
             encoder: configuration.encoder, frameRate: source.input.frameRate ?? 30,
             isLive: file == nil || configuration.sourceOptions.realtime, logger: logger)
-        var outputs = [detectOutput]
         if configuration.video != .off {
             if let file, file.h264ParameterSets != nil, !configuration.reencode {
                 let (video, width, height) = (video, file.input.width, file.input.height)
@@ -102,7 +164,7 @@ public final class AnalysisPipeline: Service, Sendable {
             }
         }
         let (publisher, sourceID) = (publisher, configuration.sourceID)
-        session = CaptureSession(source: source, outputs: outputs, logger: logger) { event in
+        let session = CaptureSession(source: source, outputs: outputs, logger: logger) { event in
             let status: SourceStatus =
                 switch event {
                 case .interrupted(let reason): SourceStatus(state: .interrupted, reason: reason)
@@ -112,6 +174,15 @@ public final class AnalysisPipeline: Service, Sendable {
                 Message(
                     kind: .status, source: sourceID, time: nil, wallTimeNs: WallClock.nowNanoseconds(), status: status))
         }
+        self.session = session
+        metadataInput = try configuration.metadataIn.map { endpoint in
+            try MetadataInput(
+                configuration: .init(
+                    endpoint: endpoint, allowRemote: configuration.allowRemote, curve: configuration.curve,
+                    maximumRate: configuration.metadataInRate),
+                sourceID: configuration.sourceID, publisher: publisher,
+                mediaTime: { session.mediaTime(atWallTimeNs: $0) }, logger: logger)
+        }
     }
 
     /// What the source delivers.
@@ -120,9 +191,12 @@ public final class AnalysisPipeline: Service, Sendable {
     /// The counters as they stand: frames in, drops by reason, detection time, messages.
     public var counters: PipelineCounters {
         var counters = session.counters
-        counters.detection = analysis.timing
+        counters.detection = faces?.timing
+        counters.codeDetection = codes?.timing
         counters.encoding = video.encodingTiming
         counters.videoPackets = video.packetsPublished
+        counters.metadataIn = metadataInput?.counters
+        counters.framesPublishing = framesOutput?.timing
         (counters.messagesPublished, counters.bytesPublished) = publisher.totals
         return counters
     }
@@ -155,9 +229,11 @@ public final class AnalysisPipeline: Service, Sendable {
                 "size": "\(input.width)x\(input.height)",
                 "fps": "\(input.frameRate.map { String(format: "%.2f", $0) } ?? "?")",
                 "publish": "\(publisher.endpoint)",
+                "detect": "\(configuration.detect.map(\.rawValue).sorted().joined(separator: ","))",
                 "simd": "\(FaceDetector.instructionSet)",
             ])
-        publishStatus(SourceStatus(state: .started, input: input))
+        publishStatus(SourceStatus(state: .started, input: input, detections: detections))
+        metadataInput?.start()
 
         let completion: Result<CaptureSession.Completion, Error>
         do {
@@ -170,7 +246,8 @@ public final class AnalysisPipeline: Service, Sendable {
                             while !Task.isCancelled {
                                 try? await Task.sleep(for: configuration.statusInterval)
                                 if Task.isCancelled { break }
-                                publishStatus(SourceStatus(state: .running, counters: counters))
+                                publishStatus(
+                                    SourceStatus(state: .running, counters: counters, detections: detections))
                             }
                             return nil
                         }
@@ -190,7 +267,9 @@ public final class AnalysisPipeline: Service, Sendable {
             completion = .failure(error)
         }
 
-        analysis.finish()  // session.run() has drained the detect and encode outputs
+        metadataInput?.stop()
+        faces?.finish()  // session.run() has drained the detector and encoder outputs
+        codes?.finish()
         video.finish()
         await publisher.flush()
         let final = counters
@@ -205,6 +284,10 @@ public final class AnalysisPipeline: Service, Sendable {
         await publisher.flush()
         return try completion.map { _ in final }.get()
     }
+
+    /// What this source detects, as its statuses announce it (a recorder prepares a
+    /// track for each).
+    private var detections: [String] { configuration.detect.map(\.rawValue).sorted() }
 
     private func publishStatus(_ status: SourceStatus) {
         publisher.publish(

@@ -4,11 +4,15 @@ import SightlineBus
 import SightlineCore
 import SightlineMovie
 
-/// Writes one source's messages into QuickTime files: its video, with the detected faces as
-/// a timed metadata track, through `MovieWriter` in synced fragments.
+/// Writes one source's messages into QuickTime files: its video, with the detected faces,
+/// the codes and each client metadata identifier as a timed metadata track of its own,
+/// through `MovieWriter` in synced fragments.
 ///
 /// Video waits `metadataDelay` before it is written, so the faces found in a frame (which
-/// arrive after the frame) are in the file with it. A gap in the video's sequence numbers
+/// arrive after the frame) are in the file with it. A file's tracks are fixed when it
+/// starts (as with `AVCaptureMetadataInput`, whose format is given up front): a metadata
+/// identifier first seen while a file is open starts a new file at the next key frame, and
+/// that file begins with the identifier's current value. A gap in the video's sequence numbers
 /// drops the broken group of pictures: writing resumes at the next key frame, and the gap is
 /// logged and counted. Nothing undecodable is written.
 ///
@@ -21,6 +25,7 @@ public final class Recorder {
     private let logger: Logger
 
     private var writer: MovieWriter?
+    private var nextFile: NextFile?
     private var path: String?
     private var parameterSets: [ArraySlice<UInt8>] = []
     private var segmentStart: MediaTime?
@@ -30,9 +35,24 @@ public final class Recorder {
     private var newestVideoTime: MediaTime?
     /// Presentation time up to which video has been handed to the writer.
     private var writtenUntil: MediaTime?
-    private var pendingMetadata: [TimedMetadataGroup] = []
-    /// The last group handed to the writer: it is still valid when a new file starts.
-    private var activeFaces: TimedMetadataGroup?
+    /// The metadata tracks every new file gets, in order: faces first, then as learned.
+    private var tracks: [(identifier: String, format: MetadataTrackFormat)] = [
+        (MetadataIdentifier.detectedFace, .detectedFaces)
+    ]
+    /// The open file's track index for each identifier.
+    private var fileTracks: [String: Int] = [:]
+    /// An identifier without a track in the open file: the next key frame starts a new file.
+    private var wantsNewFile = false
+    private var pendingMetadata: [(identifier: String, group: TimedMetadataGroup)] = []
+    /// The last group of each identifier: still valid when a new file starts.
+    private var active: [String: TimedMetadataGroup] = [:]
+    /// The identifiers of each client input's last group, which its next group replaces.
+    private var inputIdentifiers: [String: Set<String>] = [:]
+    private let codesEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
     private var fileFrames = 0
 
     public init(configuration: RecorderConfiguration, logger: Logger) throws {
@@ -81,6 +101,12 @@ public final class Recorder {
         switch message.kind {
         case .video: handleVideo(message, payload: received.payload)
         case .faces: handleFaces(message)
+        case .codes: handleCodes(message)
+        case .metadata: handleClientMetadata(message)
+        case .status:
+            if message.status?.detections?.contains("barcodes") == true {
+                learnTrack(MetadataIdentifier.detectedMachineReadableCodes, .detectedMachineReadableCodes)
+            }
         default: break
         }
     }
@@ -114,7 +140,7 @@ public final class Recorder {
         let units = H264.nalUnits(annexB: payload)
         guard !units.isEmpty else { return drop("malformed", log: "a video message holds no H.264 NAL unit") }
 
-        if writer == nil || waitingAfterGap {
+        if (writer == nil && nextFile == nil) || waitingAfterGap {
             guard info.keyFrame else { return drop(waitingAfterGap ? "gap" : "beforeKeyFrame") }
             waitingAfterGap = false
         }
@@ -128,15 +154,11 @@ public final class Recorder {
                 flushVideo(until: nil)
                 closeFile()
             }
-            if writer == nil {
+            if writer == nil, nextFile == nil {
                 guard !sets.isEmpty else { return drop("malformed", log: "a key frame came without its SPS and PPS") }
-                do {
-                    try openFile(
-                        parameterSets: sets, width: info.width, height: info.height, timescale: time.timescale,
-                        at: time, wallTimeNs: message.wallTimeNs)
-                } catch {
-                    return stop("cannot start a recording: \(error)")
-                }
+                nextFile = NextFile(
+                    parameterSets: sets, width: info.width, height: info.height, timescale: time.timescale,
+                    wallTimeNs: message.wallTimeNs)
             }
         }
         delayed.append(
@@ -158,14 +180,23 @@ public final class Recorder {
             return true
         }
         if let limit = configuration.maximumFileSize, let writer, writer.bytesWritten >= limit { return true }
-        return false
+        return wantsNewFile
     }
 
     /// Hands the writer the video up to `until` (all of it when nil), each frame after the
     /// metadata that precedes it.
     private func flushVideo(until: MediaTime?) {
-        guard let writer else { return }
         while let sample = delayed.first, until.map({ sample.presentationTime <= $0 }) ?? true {
+            if writer == nil {
+                guard let next = nextFile else { return }
+                do {
+                    try openFile(next, at: sample.presentationTime)
+                } catch {
+                    return stop("cannot start a recording: \(error)")
+                }
+                nextFile = nil
+            }
+            guard let writer else { return }
             delayed.removeFirst()
             writeMetadata(upTo: sample.presentationTime)
             do {
@@ -185,51 +216,125 @@ public final class Recorder {
             counters.metadataDropped["malformed", default: 0] += 1
             return
         }
+        enqueue(
+            MetadataIdentifier.detectedFace,
+            TimedMetadataGroup(time: time, items: faces.isEmpty ? [] : [.detectedFaces(faces)]))
+    }
+
+    /// Codes as a JSON array of objects (ID, type, value, corners, bounds), as UTF-8 text.
+    private func handleCodes(_ message: Message) {
+        guard let time = message.time, let codes = message.codes,
+            let json = try? codesEncoder.encode(codes.map(RecordedCode.init))
+        else {
+            counters.metadataDropped["malformed", default: 0] += 1
+            return
+        }
+        let identifier = MetadataIdentifier.detectedMachineReadableCodes
+        learnTrack(identifier, .detectedMachineReadableCodes)
+        let item = MetadataItem(
+            identifier: identifier, dataType: .utf8, value: .string(String(decoding: json, as: UTF8.self)))
+        enqueue(identifier, TimedMetadataGroup(time: time, items: codes.isEmpty ? [] : [item]))
+    }
+
+    /// A client group: each identifier goes to its own track; identifiers the input's
+    /// previous group had and this one lacks end here.
+    private func handleClientMetadata(_ message: Message) {
+        guard let time = message.time, let group = message.metadata, let items = try? group.validated() else {
+            counters.metadataDropped["malformed", default: 0] += 1
+            return
+        }
+        for item in items {
+            let format = MetadataTrackFormat.client(identifier: item.identifier, dataType: item.dataType)
+            if let known = tracks.first(where: { $0.identifier == item.identifier }), known.format != format {
+                counters.metadataDropped["dataTypeChanged", default: 0] += 1
+                continue
+            }
+            learnTrack(item.identifier, format)
+            enqueue(item.identifier, TimedMetadataGroup(time: time, duration: group.duration, items: [item]))
+        }
+        let now = Set(items.map(\.identifier))
+        for ended in inputIdentifiers[group.input, default: []].subtracting(now) {
+            enqueue(ended, TimedMetadataGroup(time: time, items: []))
+        }
+        inputIdentifiers[group.input] = now
+    }
+
+    /// Makes sure new files get a track for `identifier`.
+    private func learnTrack(_ identifier: String, _ format: MetadataTrackFormat) {
+        guard !tracks.contains(where: { $0.identifier == identifier }) else { return }
+        tracks.append((identifier, format))
+        if writer != nil {
+            wantsNewFile = true
+            logger.notice(
+                "new metadata track: a new file starts at the next key frame",
+                metadata: ["source": "\(configuration.sourceID)", "identifier": "\(identifier)"])
+        }
+    }
+
+    private func enqueue(_ identifier: String, _ group: TimedMetadataGroup) {
+        let time = group.time
         if let newest = newestVideoTime, (time - newest).seconds > 60 || (newest - time).seconds > 3600 {
             counters.metadataDropped["impossibleTime", default: 0] += 1
             return
         }
-        let group = TimedMetadataGroup(time: time, items: faces.isEmpty ? [] : [.detectedFaces(faces)])
         var index = pendingMetadata.endIndex
-        while index > 0, pendingMetadata[index - 1].time > time { index -= 1 }
-        pendingMetadata.insert(group, at: index)
+        while index > 0, pendingMetadata[index - 1].group.time > time { index -= 1 }
+        pendingMetadata.insert((identifier, group), at: index)
         // Metadata for video already written goes straight in (or is counted as late).
         if let written = writtenUntil, time <= written { writeMetadata(upTo: written) }
     }
 
     private func writeMetadata(upTo time: MediaTime?) {
         guard let writer else { return }
-        while let group = pendingMetadata.first, time.map({ group.time <= $0 }) ?? true {
+        while let (identifier, group) = pendingMetadata.first, time.map({ group.time <= $0 }) ?? true {
             pendingMetadata.removeFirst()
+            active[identifier] = group
+            guard let track = fileTracks[identifier] else {
+                // The next file starts with it, if it still holds then.
+                counters.metadataDropped["noTrackInFile", default: 0] += 1
+                continue
+            }
             do {
-                if try writer.append(group, toMetadataTrack: 0) == .queued {
+                if try writer.append(group, toMetadataTrack: track) == .queued {
                     counters.metadataWritten += 1
-                    activeFaces = group
                 } else {
                     counters.metadataDropped["late", default: 0] += 1
                 }
             } catch {
                 counters.metadataDropped["malformed", default: 0] += 1
-                logger.warning("faces not recorded: \(error)")
+                logger.warning("metadata not recorded: \(error)", metadata: ["identifier": "\(identifier)"])
             }
         }
     }
 
     // MARK: Files
 
-    private func openFile(
-        parameterSets sets: [ArraySlice<UInt8>], width: Int, height: Int, timescale: Int32, at time: MediaTime,
-        wallTimeNs: UInt64
-    ) throws {
+    /// A file to open once its first frame leaves the metadata delay: by then the metadata
+    /// that is already flowing has said which tracks the file needs.
+    private struct NextFile {
+        var parameterSets: [ArraySlice<UInt8>]
+        var width: Int
+        var height: Int
+        var timescale: Int32
+        var wallTimeNs: UInt64
+    }
+
+    private func openFile(_ next: NextFile, at time: MediaTime) throws {
+        let (sets, width, height) = (next.parameterSets, next.width, next.height)
         let format = try VideoTrackFormat(
-            annexBParameterSets: H264.annexB(sets), width: width, height: height, timescale: timescale)
-        let path = uniquePath(wallTimeNs: wallTimeNs)
+            annexBParameterSets: H264.annexB(sets), width: width, height: height, timescale: next.timescale)
+        let path = uniquePath(wallTimeNs: next.wallTimeNs)
         let writer = try MovieWriter(
-            path: path, video: format, metadataTracks: [.detectedFaces],
+            path: path, video: format, metadataTracks: tracks.map(\.format),
             configuration: .init(fragmentInterval: configuration.fragmentInterval))
-        // The faces on screen when the file starts are in it from its first frame.
-        if let active = activeFaces, !active.items.isEmpty {
-            try writer.append(TimedMetadataGroup(time: time, items: active.items), toMetadataTrack: 0)
+        fileTracks = Dictionary(uniqueKeysWithValues: tracks.enumerated().map { ($1.identifier, $0) })
+        wantsNewFile = false
+        // What holds when the file starts (faces on screen, the position) is in it from its
+        // first frame.
+        for (index, track) in tracks.enumerated() {
+            guard let group = active[track.identifier], !group.items.isEmpty else { continue }
+            if let duration = group.duration, group.time + duration <= time { continue }
+            try writer.append(TimedMetadataGroup(time: time, items: group.items), toMetadataTrack: index)
         }
         self.writer = writer
         self.path = path
@@ -264,6 +369,7 @@ public final class Recorder {
     private func stop(_ reason: String) {
         counters.framesDropped["stopped", default: 0] += delayed.count
         delayed.removeAll()
+        nextFile = nil
         closeFile()
         stopReason = reason
         logger.error("recording stopped: \(reason)", metadata: ["source": "\(configuration.sourceID)"])
@@ -302,4 +408,20 @@ public final class Recorder {
 
 private func reason(_ error: Error) -> String {
     ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.localizedDescription ?? error.localizedDescription
+}
+
+/// How a code is written in the codes track: the object without its times, which the
+/// sample already has.
+private struct RecordedCode: Encodable {
+    let codeID: Int
+    let type: MachineReadableCodeType
+    let stringValue: String
+    let corners: [NormalizedPoint]
+    let bounds: NormalizedRect
+
+    init(_ code: MachineReadableCodeObject) {
+        (codeID, type, stringValue, corners, bounds) = (
+            code.codeID, code.type, code.stringValue, code.corners, code.bounds
+        )
+    }
 }

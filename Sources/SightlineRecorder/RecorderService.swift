@@ -26,7 +26,9 @@ public final class RecorderService: Service, @unchecked Sendable {
         recorder = try Recorder(configuration: configuration, logger: logger)
         subscriber = try Subscriber(
             endpoints: endpoints,
-            topics: Subscriber.topics(kinds: [.video, .faces, .status], source: configuration.sourceID), curve: curve)
+            topics: Subscriber.topics(
+                kinds: [.video, .faces, .codes, .metadata, .status], source: configuration.sourceID), curve: curve)
+        subscriber.logRejections(to: logger)
         self.untilSourceStops = untilSourceStops
         self.logger = logger
         Recorder.recoverUnfinished(in: configuration.directory, logger: logger)
@@ -35,7 +37,6 @@ public final class RecorderService: Service, @unchecked Sendable {
     public func run() async throws {
         var idleSince = ContinuousClock.now
         var sourceStopped = false
-        var reportedRejects = 0
         while true {
             if (untilSourceStops && sourceStopped)
                 || (Task.isShuttingDownGracefully && (sourceStopped || ContinuousClock.now - idleSince > .seconds(2)))
@@ -51,11 +52,6 @@ public final class RecorderService: Service, @unchecked Sendable {
                 sourceStopped = true
             }
             recorder.handle(received)
-            let rejects = subscriber.rejected.values.reduce(0, +)
-            if rejects > reportedRejects {
-                logger.warning("malformed messages dropped", metadata: ["total": "\(rejects)"])
-                reportedRejects = rejects
-            }
         }
         subscriber.close()
         recorder.finish()
@@ -66,7 +62,8 @@ public final class RecorderService: Service, @unchecked Sendable {
                 "files": "\(counters.files.joined(separator: ","))", "framesWritten": "\(counters.framesWritten)",
                 "framesDropped": "\(counters.framesDropped)", "gaps": "\(counters.gaps)",
                 "messagesLost": "\(counters.messagesLost)",
-                "facesWritten": "\(counters.metadataWritten)", "metadataDropped": "\(counters.metadataDropped)",
+                "metadataWritten": "\(counters.metadataWritten)", "metadataDropped": "\(counters.metadataDropped)",
+                "rejectedMessages": "\(subscriber.rejected.values.reduce(0, +))",
             ])
         if let reason = recorder.stopReason { throw SightlineError.invalidArgument("recording stopped: \(reason)") }
     }

@@ -13,13 +13,14 @@ import SightlineSamples
 struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
-        abstract: "Capture, detect faces and publish events until the source ends or SIGINT/SIGTERM.",
+        abstract: "Capture, detect faces and codes, and publish events until the source ends or SIGINT/SIGTERM.",
         discussion: """
             Examples:
               sightline run --realtime --print
               sightline run --source rtsp://camera.local/stream --source-id door
               sightline run --source clip.mp4 --publish ipc:///tmp/sightline.sock
               sightline run --realtime --record recordings/
+              sightline run --source shelf.mp4 --detect faces,barcodes --code-types qr,ean13
               sightline run --source /dev/video0 --size 1280x720 --fps 30 --pixel-format mjpeg
             """)
 
@@ -52,6 +53,16 @@ struct RunCommand: AsyncParsableCommand {
     )
     var publishTo: String?
 
+    @Option(
+        help: """
+            Take timed metadata (GPS, sensors, other detectors) from other services: bind this endpoint, \
+            to which they connect and publish metadata/<source-id>/ groups.
+            """)
+    var metadataIn: String?
+
+    @Option(help: "Metadata groups per second taken in from all clients together; more are dropped as a flood.")
+    var metadataRate = 200
+
     @Flag(help: "Allow binding a network address without authentication.")
     var insecure = false
 
@@ -67,14 +78,16 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Start the file again at its end.")
     var loop = false
 
-    @Option(help: "Double the image this many times before detecting (0-3): finds faces half the size, 4x slower.")
-    var upsample = 0
+    @OptionGroup(title: "Detection") var detection: DetectionOptions
 
-    @Option(help: "Added to the detector's threshold; negative finds more faces (and more mistakes).")
-    var threshold = 0.0
+    @Option(help: "Publish downscaled frames for other services' detectors: gray8 or jpeg.")
+    var frames: FrameInfo.Format?
 
-    @Option(help: "Ignore faces narrower than this many pixels.")
-    var minFaceSize = 0
+    @Option(help: "Largest size of published frames, WIDTHxHEIGHT (shape kept).")
+    var framesSize = "320x240"
+
+    @Option(help: "Published frames per second at most.")
+    var framesRate = 5.0
 
     @Flag(help: "Analyse every frame instead of dropping late ones.")
     var everyFrame = false
@@ -115,13 +128,7 @@ struct RunCommand: AsyncParsableCommand {
 
     private func cameraOptions() throws -> V4L2Source.Options {
         var options = V4L2Source.Options()
-        if let size {
-            let parts = size.lowercased().split(separator: "x").compactMap { Int($0) }
-            guard parts.count == 2, parts.allSatisfy({ $0 > 0 }) else {
-                throw ValidationError("--size '\(size)' is not WIDTHxHEIGHT, for example 1280x720")
-            }
-            (options.width, options.height) = (parts[0], parts[1])
-        }
+        if let size { (options.width, options.height) = try parseSize(size, option: "--size") }
         if let fps {
             guard fps > 0 else { throw ValidationError("--fps must be positive") }
             options.frameRate = fps
@@ -151,11 +158,20 @@ struct RunCommand: AsyncParsableCommand {
         configuration.sourceID = sourceID
         configuration.sourceOptions = MediaFileSource.Options(realtime: realtime, loop: loop)
         configuration.camera = try cameraOptions()
-        configuration.detector = FaceDetector.Configuration(
-            upsample: upsample, adjustThreshold: threshold, minimumFaceSize: minFaceSize)
+        try detection.apply(to: &configuration)
+        if let frames {
+            var output = FramesConfiguration(format: frames)
+            (output.maximumWidth, output.maximumHeight) = try parseSize(framesSize, option: "--frames-size")
+            guard framesRate > 0 else { throw ValidationError("--frames-rate must be positive") }
+            output.rate = framesRate
+            configuration.frames = output
+        }
         configuration.publish = try Endpoint(publishTo ?? publish)
         configuration.connectToBroker = publishTo != nil
         configuration.allowRemote = insecure
+        configuration.metadataIn = try metadataIn.map { try Endpoint($0) }
+        guard metadataRate > 0 else { throw ValidationError("--metadata-rate must be positive") }
+        configuration.metadataInRate = metadataRate
         switch (curveKey, allow) {
         case (nil, nil): break
         case (let key?, let allowed?):
@@ -244,3 +260,50 @@ func printLine(_ json: [UInt8]) {
 }
 
 extension VideoMode: ExpressibleByArgument {}
+extension FrameInfo.Format: ExpressibleByArgument {}
+
+/// `WIDTHxHEIGHT`, both positive.
+func parseSize(_ text: String, option: String) throws -> (width: Int, height: Int) {
+    let parts = text.lowercased().split(separator: "x").compactMap { Int($0) }
+    guard parts.count == 2, parts.allSatisfy({ $0 > 0 }) else {
+        throw ValidationError("\(option) '\(text)' is not WIDTHxHEIGHT, for example 1280x720")
+    }
+    return (parts[0], parts[1])
+}
+
+/// What to detect, and how: `run`'s detection options.
+struct DetectionOptions: ParsableArguments {
+    @Option(help: "What to detect: faces, barcodes, or both (faces,barcodes).")
+    var detect = "faces"
+
+    @Option(help: "Double the image this many times before detecting (0-3): finds faces half the size, 4x slower.")
+    var upsample = 0
+
+    @Option(help: "Added to the detector's threshold; negative finds more faces (and more mistakes).")
+    var threshold = 0.0
+
+    @Option(help: "Ignore faces narrower than this many pixels.")
+    var minFaceSize = 0
+
+    @Option(help: "Code types to read (qr, ean13, code128 … or all).")
+    var codeTypes = "all"
+
+    @Flag(help: "Read codes harder: more rows and rotations, about 3x slower; for poor or turned images.")
+    var tryHarder = false
+
+    func apply(to configuration: inout PipelineConfiguration) throws {
+        var detections = Set<Detection>()
+        for name in detect.split(separator: ",") {
+            guard let detection = Detection(rawValue: String(name)) else {
+                throw ValidationError("--detect '\(name)' is not one of: faces, barcodes")
+            }
+            detections.insert(detection)
+        }
+        guard !detections.isEmpty else { throw ValidationError("--detect needs faces, barcodes or both") }
+        configuration.detect = detections
+        configuration.detector = FaceDetector.Configuration(
+            upsample: upsample, adjustThreshold: threshold, minimumFaceSize: minFaceSize)
+        configuration.barcodes = BarcodeDetector.Configuration(
+            types: try MachineReadableCodeType.list(codeTypes), tryHarder: tryHarder)
+    }
+}

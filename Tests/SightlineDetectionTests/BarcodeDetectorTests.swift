@@ -28,7 +28,9 @@ struct BarcodeTruth: Decodable {
 
 func grayImage(_ path: String) throws -> VideoFrame {
     let source = try MediaFileSource(url: path)
-    guard case .frame(let frame) = try source.read() else { throw SightlineError.invalidArgument("no image in \(path)") }
+    guard case .frame(let frame) = try source.read() else {
+        throw SightlineError.invalidArgument("no image in \(path)")
+    }
     return frame
 }
 

@@ -92,11 +92,11 @@ func sampleFrames(_ url: URL = SampleMedia.faces640x480) throws -> [VideoFrame] 
         var update = step(0, [detection(10, 10), detection(300, 200)])
         #expect(update.entered.map(\.faceID) == [1, 2])
         update = step(1, [detection(318, 205), detection(15, 12)])  // order changed, both moved
-        #expect(update.faces.map(\.faceID) == [2, 1])
+        #expect(update.objects.map(\.faceID) == [2, 1])
         #expect(update.entered.isEmpty)
         update = step(2, [detection(20, 14)])  // face 2 missed once
         update = step(3, [detection(25, 16), detection(330, 210)])  // …and back: same ID
-        #expect(update.faces.map(\.faceID) == [1, 2])
+        #expect(update.objects.map(\.faceID) == [1, 2])
         for n in 4...6 { update = step(n, [detection(25, 16)]) }  // face 2 missed three times
         #expect(update.left.map(\.faceID) == [2])
         #expect(update.left.first?.time == MediaTime(value: 3, timescale: 30))  // as last seen
@@ -119,7 +119,7 @@ func sampleFrames(_ url: URL = SampleMedia.faces640x480) throws -> [VideoFrame] 
                 duration: frame.duration)
             entered += update.entered.count
             left += update.left.count
-            for face in update.faces { framesPerID[face.faceID, default: []].append(frame.index) }
+            for face in update.objects { framesPerID[face.faceID, default: []].append(frame.index) }
         }
         left += tracker.finish().count
         #expect(entered == left)

@@ -1,0 +1,152 @@
+import CFFmpeg
+import SightlineCore
+
+/// Downscaled copies of frames for other services' detectors (the `frames` output): the
+/// luma plane as gray8 bytes, or a colour JPEG. Not thread-safe: one owner.
+public final class FrameSnapshotter {
+    public let format: FrameInfo.Format
+    public let maximumWidth: Int
+    public let maximumHeight: Int
+    private var scaler: OpaquePointer?
+    private var encoder: UnsafeMutablePointer<AVCodecContext>?
+    private var frame: UnsafeMutablePointer<AVFrame>? = av_frame_alloc()
+    private var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
+    private let quality: Int32
+
+    /// Frames are scaled to fit `maximumWidth` x `maximumHeight`, keeping their shape (never
+    /// enlarged). `jpegQuality` is libavcodec's quantiser scale, 2 (best) to 31.
+    public init(format: FrameInfo.Format, maximumWidth: Int, maximumHeight: Int, jpegQuality: Int = 5) throws {
+        guard maximumWidth >= 16, maximumHeight >= 16 else {
+            throw SightlineError.invalidArgument("frames must be at least 16x16, not \(maximumWidth)x\(maximumHeight)")
+        }
+        guard (2...31).contains(jpegQuality) else {
+            throw SightlineError.invalidArgument("JPEG quality must be 2 (best) to 31, not \(jpegQuality)")
+        }
+        self.format = format
+        self.maximumWidth = maximumWidth
+        self.maximumHeight = maximumHeight
+        quality = Int32(jpegQuality)
+    }
+
+    deinit {
+        sws_freeContext(scaler)
+        avcodec_free_context(&encoder)
+        av_frame_free(&frame)
+        av_packet_free(&packet)
+    }
+
+    /// The size a `width` x `height` frame is scaled to: even, within the maximum.
+    public func outputSize(width: Int, height: Int) -> (width: Int, height: Int) {
+        let scale = min(1, min(Double(maximumWidth) / Double(width), Double(maximumHeight) / Double(height)))
+        return (max(2, Int(Double(width) * scale) & ~1), max(2, Int(Double(height) * scale) & ~1))
+    }
+
+    public func snapshot(_ pixels: PixelBuffer) throws -> (info: FrameInfo, bytes: [UInt8]) {
+        let (width, height) = outputSize(width: pixels.width, height: pixels.height)
+        let info = FrameInfo(
+            format: format, width: width, height: height, sourceWidth: pixels.width, sourceHeight: pixels.height)
+        switch format {
+        case .gray8:
+            // Only the luma plane is read: gray is all a detector like Haar's needs.
+            guard let luma = pixels.lumaPlane else {
+                throw SightlineError.detector("frames in \(pixels.format.rawValue) have no luma plane")
+            }
+            let scaled = try scale([luma], from: AV_PIX_FMT_GRAY8, pixels, to: .gray8, width: width, height: height)
+            return (info, scaled.packedBytes(plane: 0))
+        case .jpeg:
+            let scaled = try scale(
+                pixels.planes, from: pixels.format.avPixelFormat, pixels, to: .yuv420p, width: width, height: height)
+            return (info, try encodeJPEG(scaled))
+        }
+    }
+
+    private func scale(
+        _ planes: [Plane], from source: AVPixelFormat, _ pixels: PixelBuffer, to target: PixelFormat, width: Int,
+        height: Int
+    ) throws -> PixelBuffer {
+        // JPEG wants full-range samples: yuvj420p has the same layout as yuv420p.
+        let targetFormat = target == .gray8 ? AV_PIX_FMT_GRAY8 : AV_PIX_FMT_YUVJ420P
+        scaler = sws_getCachedContext(
+            scaler, Int32(pixels.width), Int32(pixels.height), source, Int32(width), Int32(height), targetFormat,
+            SWS_AREA, nil, nil, nil)
+        guard let scaler else { throw SightlineError.detector("cannot scale frames in \(pixels.format.rawValue)") }
+        var sources = planes.map { $0.baseAddress.assumingMemoryBound(to: UInt8.self) as UnsafePointer<UInt8>? }
+        sources += Array(repeating: nil, count: 4 - sources.count)
+        var sourceStrides = planes.map { Int32($0.bytesPerRow) } + Array(repeating: 0, count: 4 - planes.count)
+        let geometry = target.planeGeometry(width: width, height: height)
+        var targetStrides = geometry.map { Int32($0.bytesPerRow) } + Array(repeating: 0, count: 4 - geometry.count)
+        return PixelBuffer(format: target, width: width, height: height) { bases in
+            var targets: [UnsafeMutablePointer<UInt8>?] = bases.map { $0.assumingMemoryBound(to: UInt8.self) }
+            targets += Array(repeating: nil, count: 4 - targets.count)
+            _ = sws_scale(scaler, &sources, &sourceStrides, 0, Int32(pixels.height), &targets, &targetStrides)
+        }
+    }
+
+    private func encodeJPEG(_ image: PixelBuffer) throws -> [UInt8] {
+        let context = try jpegEncoder(width: image.width, height: image.height)
+        guard let frame, let packet else { throw SightlineError.detector("out of memory") }
+        frame.pointee.width = Int32(image.width)
+        frame.pointee.height = Int32(image.height)
+        frame.pointee.format = AV_PIX_FMT_YUVJ420P.rawValue
+        frame.pointee.quality = context.pointee.global_quality
+        frame.pointee.pts = 0
+        withUnsafeMutableBytes(of: &frame.pointee.data) { data in
+            for (index, plane) in image.planes.enumerated() {
+                data.storeBytes(
+                    of: UnsafeMutablePointer(mutating: plane.baseAddress.assumingMemoryBound(to: UInt8.self)),
+                    toByteOffset: index * MemoryLayout<UnsafeMutablePointer<UInt8>?>.stride,
+                    as: UnsafeMutablePointer<UInt8>?.self)
+            }
+        }
+        withUnsafeMutableBytes(of: &frame.pointee.linesize) { strides in
+            for (index, plane) in image.planes.enumerated() {
+                strides.storeBytes(of: Int32(plane.bytesPerRow), toByteOffset: index * 4, as: Int32.self)
+            }
+        }
+        var result = avcodec_send_frame(context, frame)
+        guard result >= 0 else { throw SightlineError.detector("JPEG encoding failed: \(ffmpegError(result))") }
+        result = avcodec_receive_packet(context, packet)
+        guard result >= 0 else { throw SightlineError.detector("JPEG encoding failed: \(ffmpegError(result))") }
+        defer { av_packet_unref(packet) }
+        return Array(UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
+    }
+
+    /// libavcodec's MJPEG encoder, opened for this size (again when the size changes).
+    private func jpegEncoder(width: Int, height: Int) throws -> UnsafeMutablePointer<AVCodecContext> {
+        if let encoder, encoder.pointee.width == Int32(width), encoder.pointee.height == Int32(height) {
+            return encoder
+        }
+        avcodec_free_context(&encoder)
+        guard let codec = avcodec_find_encoder(AV_CODEC_ID_MJPEG), let context = avcodec_alloc_context3(codec) else {
+            throw SightlineError.invalidArgument("this FFmpeg has no MJPEG encoder")
+        }
+        context.pointee.width = Int32(width)
+        context.pointee.height = Int32(height)
+        context.pointee.pix_fmt = AV_PIX_FMT_YUVJ420P
+        context.pointee.time_base = AVRational(num: 1, den: 30)
+        context.pointee.flags |= Int32(AV_CODEC_FLAG_QSCALE)
+        context.pointee.global_quality = quality * Int32(FF_QP2LAMBDA)
+        let opened = avcodec_open2(context, codec, nil)
+        guard opened >= 0 else {
+            var context: UnsafeMutablePointer<AVCodecContext>? = context
+            avcodec_free_context(&context)
+            throw SightlineError.invalidArgument("cannot open the JPEG encoder: \(ffmpegError(opened))")
+        }
+        encoder = context
+        return context
+    }
+}
+
+extension PixelFormat {
+    /// The same layout as FFmpeg names it.
+    var avPixelFormat: AVPixelFormat {
+        switch self {
+        case .gray8: AV_PIX_FMT_GRAY8
+        case .nv12: AV_PIX_FMT_NV12
+        case .yuyv: AV_PIX_FMT_YUYV422
+        case .rgb24: AV_PIX_FMT_RGB24
+        case .bgr24: AV_PIX_FMT_BGR24
+        case .yuv420p: AV_PIX_FMT_YUV420P
+        }
+    }
+}

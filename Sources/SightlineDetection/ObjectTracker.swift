@@ -1,0 +1,102 @@
+import SightlineCore
+
+/// Gives detected objects (faces, codes) stable IDs from frame to frame and says when they
+/// enter and leave.
+///
+/// Each analysed frame's objects are matched to the ones seen before, greedily by overlap
+/// (intersection over union of the boxes) among those that `mayBe` the same. A matched
+/// object keeps its ID; an unmatched one is new and gets a new ID. An object that goes
+/// unmatched is kept for `maximumMissedFrames` analysed frames (detectors miss now and
+/// then), then it leaves. Not thread-safe: one tracker per source and kind, used on its
+/// output's queue.
+public final class ObjectTracker<Object: MetadataObject> {
+    public struct Update: Sendable {
+        /// The objects in this frame, with their IDs.
+        public var objects: [Object]
+        public var entered: [Object]
+        /// Objects that left, as last seen.
+        public var left: [Object]
+    }
+
+    public var minimumOverlap: Double
+    public var maximumMissedFrames: Int
+    private var tracks: [Track] = []
+    private var nextID = 1
+
+    private struct Track {
+        var object: Object
+        var missed = 0
+    }
+
+    public init(minimumOverlap: Double = Object.minimumOverlap, maximumMissedFrames: Int = 5) {
+        self.minimumOverlap = minimumOverlap
+        self.maximumMissedFrames = maximumMissedFrames
+    }
+
+    /// Matches one analysed frame's objects (their IDs are ignored) against the tracked ones.
+    public func update(_ detected: [Object], time: MediaTime) -> Update {
+        // Every (track, object) pair that may match, best overlap first.
+        var pairs: [(overlap: Double, track: Int, object: Int)] = []
+        for (t, track) in tracks.enumerated() {
+            for (o, object) in detected.enumerated() where track.object.mayBe(object) {
+                let overlap = track.object.bounds.intersectionOverUnion(object.bounds)
+                if overlap >= minimumOverlap { pairs.append((overlap, t, o)) }
+            }
+        }
+        pairs.sort { $0.overlap > $1.overlap }
+        var trackFor = [Int?](repeating: nil, count: detected.count)
+        var matchedTracks = Set<Int>()
+        for pair in pairs where trackFor[pair.object] == nil && !matchedTracks.contains(pair.track) {
+            trackFor[pair.object] = pair.track
+            matchedTracks.insert(pair.track)
+        }
+
+        var update = Update(objects: [], entered: [], left: [])
+        for (o, var object) in detected.enumerated() {
+            if let t = trackFor[o] {
+                object.objectID = tracks[t].object.objectID
+                tracks[t] = Track(object: object)
+            } else {
+                object.objectID = nextID
+                nextID += 1
+                tracks.append(Track(object: object))
+                update.entered.append(object)
+            }
+            update.objects.append(object)
+        }
+        var kept: [Track] = []
+        for (t, var track) in tracks.enumerated() {
+            if !matchedTracks.contains(t) && track.object.time != time {
+                track.missed += 1
+                if track.missed > maximumMissedFrames {
+                    update.left.append(track.object)
+                    continue
+                }
+            }
+            kept.append(track)
+        }
+        tracks = kept
+        return update
+    }
+
+    /// Ends tracking (the source ended or stopped): every object still tracked leaves.
+    public func finish() -> [Object] {
+        defer { tracks.removeAll() }
+        return tracks.map(\.object)
+    }
+}
+
+/// Faces, tracked; see `ObjectTracker`.
+public typealias FaceTracker = ObjectTracker<FaceObject>
+
+extension ObjectTracker where Object == FaceObject {
+    /// Tracks one frame's face detections, in pixels of an image of the given size.
+    public func update(
+        detections: [FaceDetection], imageWidth: Int, imageHeight: Int, time: MediaTime, duration: MediaTime?
+    ) -> Update {
+        update(
+            detections.map {
+                $0.faceObject(imageWidth: imageWidth, imageHeight: imageHeight, time: time, duration: duration)
+            }, time: time)
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import Logging
+import SightlineBus
+import SightlineCore
+import Synchronization
+
+/// Client metadata in, the `AVCaptureMetadataInput` analogue (`run --metadata-in`).
+///
+/// Binds an endpoint that other services' publishers connect to, takes the
+/// `metadata/<source>/` groups they send, checks them, places each on the source's media
+/// timeline (from its `time`, or else from its wall-clock time) and publishes it again as
+/// the source's own `metadata` message, which the recorder writes as timed metadata.
+/// Anything malformed, oversized or beyond `maximumRate` is counted by reason and dropped
+/// with a rate-limited log line; the source keeps running.
+///
+/// The socket belongs to the input's own thread, from `start()` to `stop()`.
+final class MetadataInput: @unchecked Sendable {
+    struct Configuration: Sendable {
+        var endpoint: Endpoint
+        var allowRemote = false
+        var curve: CurveServer?
+        /// Groups per second accepted from all clients together, beyond which they are
+        /// dropped as `flood`.
+        var maximumRate = 200
+        /// Larger messages are dropped as oversized.
+        var maximumMessageBytes = 256 << 10
+    }
+
+    private let subscriber: Subscriber
+    private let configuration: Configuration
+    private let sourceID: String
+    private let publisher: Publisher
+    private let mediaTime: @Sendable (UInt64) -> MediaTime?
+    private var log: RateLimitedLog
+    private let state = Mutex((accepted: 0, rejected: [String: Int](), undecodable: [String: Int]()))
+    private let stopRequested = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    private var tokens: Double
+    private var lastRefill = ContinuousClock.now
+
+    /// Binds at once, so a bad or busy endpoint fails before the run starts.
+    init(
+        configuration: Configuration, sourceID: String, publisher: Publisher,
+        mediaTime: @escaping @Sendable (UInt64) -> MediaTime?, logger: Logger
+    ) throws {
+        subscriber = try Subscriber(
+            binding: configuration.endpoint, topics: [Topic.make(kind: .metadata, source: sourceID)],
+            allowRemote: configuration.allowRemote, curve: configuration.curve,
+            maximumMessageBytes: configuration.maximumMessageBytes)
+        self.configuration = configuration
+        self.sourceID = sourceID
+        self.publisher = publisher
+        self.mediaTime = mediaTime
+        self.log = RateLimitedLog(logger: logger)
+        tokens = Double(configuration.maximumRate)
+    }
+
+    /// Accepted and rejected groups so far. Any thread.
+    var counters: InputCounters {
+        state.withLock {
+            InputCounters(accepted: $0.accepted, rejected: $0.rejected.merging($0.undecodable, uniquingKeysWith: +))
+        }
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            while !stopRequested.load(ordering: .acquiring) { receiveOne() }
+            subscriber.close()
+            finished.signal()
+        }
+        thread.name = "sightline.metadata-in"
+        thread.start()
+    }
+
+    /// Stops taking groups in and closes the socket; returns when it is closed.
+    func stop() {
+        stopRequested.store(true, ordering: .releasing)
+        finished.wait()
+    }
+
+    private func receiveOne() {
+        let received: ReceivedMessage?
+        do {
+            received = try subscriber.receive(timeout: .milliseconds(100))
+        } catch {
+            return reject("receiveFailed", "\(error)")
+        }
+        // The subscriber counts what it cannot decode (version, JSON, size, topic).
+        let undecodable = subscriber.rejected
+        state.withLock { $0.undecodable = undecodable }
+        guard let received else { return }
+        let message = received.message
+        guard refillAndTake() else { return reject("flood", "more than \(configuration.maximumRate) groups/s") }
+        guard let group = message.metadata else { return reject("malformed", "a metadata message without a group") }
+        do {
+            _ = try group.validated()
+        } catch {
+            return reject(error.reason, error.description)
+        }
+        let wallTime = message.wallTimeNs == 0 ? WallClock.nowNanoseconds() : message.wallTimeNs
+        guard let time = message.time ?? mediaTime(wallTime) else {
+            return reject("noTime", "no media time: no frame yet, or its wall-clock time is a day off")
+        }
+        state.withLock { $0.accepted += 1 }
+        publisher.publish(
+            Message(kind: .metadata, source: sourceID, time: time, wallTimeNs: wallTime, metadata: group))
+    }
+
+    /// A token bucket: `maximumRate` groups a second on average, as many in a burst.
+    private func refillAndTake() -> Bool {
+        let now = ContinuousClock.now
+        let rate = Double(configuration.maximumRate)
+        tokens = min(rate, tokens + (now - lastRefill).seconds * rate)
+        lastRefill = now
+        guard tokens >= 1 else { return false }
+        tokens -= 1
+        return true
+    }
+
+    private func reject(_ reason: String, _ detail: String) {
+        state.withLock { $0.rejected[reason, default: 0] += 1 }
+        log.warning(
+            "client metadata rejected: \(detail); dropped", reason: reason,
+            metadata: ["source": "\(sourceID)", "reason": "\(reason)"])
+    }
+}
