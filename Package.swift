@@ -99,7 +99,7 @@ let package = Package(
             name: "SightlineEndToEndTests",
             dependencies: [
                 "SightlinePipeline", "SightlineBus", "SightlineSamples", "SightlineTesting", "SightlineRecorder",
-                "SightlineMovie", "SightlineCapture",
+                "SightlineMovie", "SightlineCapture", "CZMQ",
             ]),
     ],
     swiftLanguageModes: [.v6],

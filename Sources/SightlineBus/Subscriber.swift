@@ -19,16 +19,40 @@ public struct ReceivedMessage: Sendable {
     }
 }
 
-/// Why an incoming message was refused.
+/// Why an incoming message was refused. `reason` is the short, bounded name counters use;
+/// `description` is the log line.
 public enum MessageDecodingError: Error, Equatable, CustomStringConvertible {
-    case malformed(String)
+    case oversized
+    case wrongFrameCount(Int)
+    case unknownTopic
+    case notJSON
     case unsupportedVersion(Int)
+    /// The JSON does not have the fields its kind needs.
+    case badFields(MessageKind)
+    case topicMismatch
+
+    public var reason: String {
+        switch self {
+        case .oversized: "oversized"
+        case .wrongFrameCount: "wrongFrameCount"
+        case .unknownTopic: "unknownTopic"
+        case .notJSON: "notJSON"
+        case .unsupportedVersion: "unsupportedVersion"
+        case .badFields: "badFields"
+        case .topicMismatch: "topicMismatch"
+        }
+    }
 
     public var description: String {
         switch self {
-        case .malformed(let reason): "malformed message: \(reason)"
+        case .oversized: "malformed message: larger than the size limit"
+        case .wrongFrameCount(let count): "malformed message: expected 2 or 3 frames, got \(count)"
+        case .unknownTopic: "malformed message: unknown topic"
+        case .notJSON: "malformed message: not a JSON message with a version"
         case .unsupportedVersion(let version):
             "unsupported protocol version \(version) (this build speaks \(Message.protocolVersion))"
+        case .badFields(let kind): "malformed message: bad \(kind.rawValue) message"
+        case .topicMismatch: "malformed message: topic and message disagree"
         }
     }
 }
@@ -39,7 +63,7 @@ public final class Subscriber {
     private let decoder = JSONDecoder()
     private var maximumMessageBytes = 64 << 20
     private var rejectionLog: RateLimitedLog?
-    /// Messages that arrived but could not be decoded, by reason.
+    /// Messages that arrived but could not be decoded, by `MessageDecodingError.reason`.
     public private(set) var rejected: [String: Int] = [:]
 
     /// With `curve`, the subscriber proves its key to a CURVE publisher and checks the
@@ -95,8 +119,8 @@ public final class Subscriber {
             switch Self.decode(frames, using: decoder) {
             case .success(let message): return message
             case .failure(let error):
-                rejected[error.description, default: 0] += 1
-                rejectionLog?.warning("a message was rejected: \(error); dropped", reason: error.description)
+                rejected[error.reason, default: 0] += 1
+                rejectionLog?.warning("a message was rejected: \(error); dropped", reason: error.reason)
                 if milliseconds == 0 { return nil }
             }
         }
@@ -106,26 +130,26 @@ public final class Subscriber {
     public static func decode(_ frames: [[UInt8]], using decoder: JSONDecoder = JSONDecoder())
         -> Result<ReceivedMessage, MessageDecodingError>
     {
-        guard !frames.isEmpty else { return .failure(.malformed("larger than the size limit")) }
+        guard !frames.isEmpty else { return .failure(.oversized) }
         guard frames.count == 2 || frames.count == 3 else {
-            return .failure(.malformed("expected 2 or 3 frames, got \(frames.count)"))
+            return .failure(.wrongFrameCount(frames.count))
         }
         guard let topic = String(validating: frames[0], as: UTF8.self), let parsed = Topic.parse(topic) else {
-            return .failure(.malformed("unknown topic"))
+            return .failure(.unknownTopic)
         }
         struct Version: Decodable { let v: Int }
         guard let version = try? decoder.decode(Version.self, from: Data(frames[1])) else {
-            return .failure(.malformed("not a JSON message with a version"))
+            return .failure(.notJSON)
         }
         guard version.v == Message.protocolVersion else { return .failure(.unsupportedVersion(version.v)) }
         let message: Message
         do {
             message = try decoder.decode(Message.self, from: Data(frames[1]))
         } catch {
-            return .failure(.malformed("bad \(parsed.kind.rawValue) message"))
+            return .failure(.badFields(parsed.kind))
         }
         guard message.kind == parsed.kind, message.source == parsed.source else {
-            return .failure(.malformed("topic and message disagree"))
+            return .failure(.topicMismatch)
         }
         return .success(
             ReceivedMessage(

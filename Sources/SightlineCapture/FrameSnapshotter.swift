@@ -12,6 +12,7 @@ public final class FrameSnapshotter {
     private var frame: UnsafeMutablePointer<AVFrame>? = av_frame_alloc()
     private var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
     private let quality: Int32
+    private var nextTimestamp: Int64 = 0
 
     /// Frames are scaled to fit `maximumWidth` x `maximumHeight`, keeping their shape (never
     /// enlarged). `jpegQuality` is libavcodec's quantiser scale, 2 (best) to 31.
@@ -89,7 +90,8 @@ public final class FrameSnapshotter {
         frame.pointee.height = Int32(image.height)
         frame.pointee.format = AV_PIX_FMT_YUVJ420P.rawValue
         frame.pointee.quality = context.pointee.global_quality
-        frame.pointee.pts = 0
+        frame.pointee.pts = nextTimestamp  // the encoder wants them to increase
+        nextTimestamp += 1
         withUnsafeMutableBytes(of: &frame.pointee.data) { data in
             for (index, plane) in image.planes.enumerated() {
                 data.storeBytes(

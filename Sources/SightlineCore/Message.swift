@@ -240,7 +240,8 @@ public struct PipelineCounters: Sendable, Codable, Equatable {
 public struct InputCounters: Sendable, Codable, Equatable {
     public var accepted = 0
     /// Dropped groups by reason: `flood`, `malformed`, `unknownIdentifier`,
-    /// `unknownDataType`, `noTime`, or the decoder's reason (version, JSON, size).
+    /// `unknownDataType`, `noTime`, or the decoder's (`notJSON`, `unsupportedVersion`,
+    /// `oversized`, `wrongFrameCount`, `badFields`, `topicMismatch`, `unknownTopic`).
     public var rejected: [String: Int] = [:]
 
     public init(accepted: Int = 0, rejected: [String: Int] = [:]) {

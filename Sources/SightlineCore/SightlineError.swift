@@ -8,6 +8,7 @@ public enum SightlineError: Error, Sendable, Equatable, CustomStringConvertible 
     case invalidEndpoint(String, reason: String)
     case endpointInUse(String)
     case messaging(String)
+    /// A detector (faces, codes) or the frames output could not process a frame.
     case detector(String)
     case invalidArgument(String)
 
@@ -18,7 +19,7 @@ public enum SightlineError: Error, Sendable, Equatable, CustomStringConvertible 
         case .invalidEndpoint(let endpoint, let reason): "invalid endpoint '\(endpoint)': \(reason)"
         case .endpointInUse(let endpoint): "endpoint \(endpoint) is already in use by another process"
         case .messaging(let reason): "messaging error: \(reason)"
-        case .detector(let reason): "face detector error: \(reason)"
+        case .detector(let reason): "detector error: \(reason)"
         case .invalidArgument(let reason): reason
         }
     }

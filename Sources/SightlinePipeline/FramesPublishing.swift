@@ -30,7 +30,7 @@ final class FramesPublishing: FrameDataOutputDelegate, @unchecked Sendable {
     private let publisher: Publisher
     private let sourceID: String
     private let topic: String
-    private let logger: Logger
+    private var failures: RateLimitedLog
     private let timingState = Mutex(TimingCounters())
     private var lastPublished: MediaTime?
 
@@ -43,7 +43,7 @@ final class FramesPublishing: FrameDataOutputDelegate, @unchecked Sendable {
         self.publisher = publisher
         self.sourceID = sourceID
         self.topic = Topic.make(kind: .frames, source: sourceID)
-        self.logger = logger
+        failures = RateLimitedLog(logger: logger)
     }
 
     /// Time to scale (and encode) each published frame; `count` is frames published.
@@ -65,7 +65,7 @@ final class FramesPublishing: FrameDataOutputDelegate, @unchecked Sendable {
                     frame: info),
                 payload: bytes)
         } catch {
-            logger.error("a frame could not be published", metadata: ["error": "\(error)"])
+            failures.warning("a frame could not be published: \(error)", reason: "snapshot")
         }
     }
 }

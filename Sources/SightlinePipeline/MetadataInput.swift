@@ -52,6 +52,7 @@ final class MetadataInput: @unchecked Sendable {
         self.publisher = publisher
         self.mediaTime = mediaTime
         self.log = RateLimitedLog(logger: logger)
+        subscriber.logRejections(to: logger)
         tokens = Double(configuration.maximumRate)
     }
 

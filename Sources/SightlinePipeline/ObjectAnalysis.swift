@@ -21,6 +21,8 @@ public final class ObjectAnalysis<Object: MetadataObject>: FrameDataOutputDelega
     private let logger: Logger
     private let timingState = Mutex(TimingCounters())
     private var objectsWerePresent = false
+    /// Where the last analysed frame ends: the final empty message, after the last
+    /// objects, is timed there.
     private var lastFrame: (time: MediaTime, wallTimeNs: UInt64)?
 
     public init(publisher: Publisher, sourceID: String, logger: Logger, detect: @escaping Detect) {
@@ -44,7 +46,7 @@ public final class ObjectAnalysis<Object: MetadataObject>: FrameDataOutputDelega
         }
         timingState.withLock { $0.record(milliseconds: (ContinuousClock.now - started).milliseconds) }
         let update = tracker.update(detected, time: frame.time)
-        lastFrame = (frame.time, frame.wallClockNanoseconds)
+        lastFrame = (frame.time + (frame.duration ?? .zero), frame.wallClockNanoseconds)
 
         for object in update.left { publishEvent(.leave, object, wallTimeNs: frame.wallClockNanoseconds) }
         for object in update.entered { publishEvent(.enter, object, wallTimeNs: frame.wallClockNanoseconds) }

@@ -10,8 +10,38 @@ public enum SampleMedia {
     /// 640x480, 30 fps, 240 frames (8 s): generated QR, EAN-13, EAN-8 and Code 128 symbols
     /// over a pan across a photo, each on known frames (tools/make-barcode-media.py).
     public static var barcodes640x480: URL { url("barcodes_640x480.mp4") }
+    /// Which code is on which frame of `barcodes640x480`, and where (see `BarcodeTruth`).
+    public static var barcodes640x480Truth: URL { url("barcodes_640x480.truth.json") }
 
     static func url(_ name: String) -> URL {
         Bundle.module.resourceURL!.appendingPathComponent("Media").appendingPathComponent(name)
+    }
+}
+
+/// The truth file of the barcode sample, written by tools/make-barcode-media.py with it.
+public struct BarcodeTruth: Decodable, Sendable {
+    public struct Code: Decodable, Sendable {
+        /// Sightline's name of the symbology (`MachineReadableCodeType`'s raw value).
+        public let type: String
+        public let text: String
+        /// The first and last frame (0-based) the code is on, whole.
+        public let first: Int
+        public let last: Int
+        /// Frame number → [x, y, width, height] of the pasted symbol with its quiet zone.
+        public let boxes: [String: [Int]]
+    }
+    public let width: Int
+    public let height: Int
+    public let frames: Int
+    public let fps: Int
+    public let codes: [Code]
+
+    public static func load() throws -> BarcodeTruth {
+        try JSONDecoder().decode(BarcodeTruth.self, from: Data(contentsOf: SampleMedia.barcodes640x480Truth))
+    }
+
+    /// The codes on frame `n`, as `type:text`.
+    public func codes(onFrame n: Int) -> Set<String> {
+        Set(codes.filter { $0.first <= n && n <= $0.last }.map { "\($0.type):\($0.text)" })
     }
 }

@@ -59,16 +59,16 @@ func statusMessage(_ source: String) -> Message {
             if case .failure(let error) = Subscriber.decode(frames) { return error }
             return nil
         }
-        #expect(reason([Array("status/cam1/".utf8)]) == .malformed("expected 2 or 3 frames, got 1"))
-        #expect(reason([Array("status/cam2/".utf8), good]) == .malformed("topic and message disagree"))
+        #expect(reason([Array("status/cam1/".utf8)]) == .wrongFrameCount(1))
+        #expect(reason([Array("status/cam2/".utf8), good]) == .topicMismatch)
         #expect(
             reason([Array("status/cam1/".utf8), Array("{not json".utf8)])
-                == .malformed("not a JSON message with a version"))
+                == .notJSON)
         #expect(reason([Array("status/cam1/".utf8), Array(#"{"v":99}"#.utf8)]) == .unsupportedVersion(99))
         #expect(
             reason([Array("status/cam1/".utf8), Array(#"{"v":1,"kind":"status"}"#.utf8)])
-                == .malformed("bad status message"))
-        #expect(reason([[0xff, 0xfe], good]) == .malformed("unknown topic"))
-        #expect(reason([]) == .malformed("larger than the size limit"))
+                == .badFields(.status))
+        #expect(reason([[0xff, 0xfe], good]) == .unknownTopic)
+        #expect(reason([]) == .oversized)
     }
 }

@@ -85,7 +85,8 @@ import Testing
             if let colon = bytes[at...].firstIndex(of: UInt8(ascii: ":")) {
                 let end = bytes[(colon + 1)...].firstIndex { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "}") }
                 bytes.replaceSubrange(
-                    (colon + 1)..<(end ?? bytes.count), with: Array(fragments[random.next(below: fragments.count)].utf8))
+                    (colon + 1)..<(end ?? bytes.count), with: Array(fragments[random.next(below: fragments.count)].utf8)
+                )
             }
         case 4:
             let length = min(random.next(below: 32) + 1, bytes.count - at)

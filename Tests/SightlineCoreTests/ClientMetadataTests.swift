@@ -51,7 +51,9 @@ import Testing
         let one = ClientMetadataItem(identifier: "mdta/com.example.a", dataType: "utf8", value: .string("a"))
         #expect(try ClientMetadataGroup(input: "gps", items: [one]).validated().count == 1)
         #expect(try ClientMetadataGroup(input: "gps", items: []).validated().isEmpty)  // ends the input's values
-        #expect(throws: ClientMetadataError.self) { try ClientMetadataGroup(input: "gps", items: [one, one]).validated() }
+        #expect(throws: ClientMetadataError.self) {
+            try ClientMetadataGroup(input: "gps", items: [one, one]).validated()
+        }
         #expect(throws: ClientMetadataError.self) { try ClientMetadataGroup(input: "", items: [one]).validated() }
     }
 }

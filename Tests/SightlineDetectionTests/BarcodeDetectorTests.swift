@@ -5,27 +5,6 @@ import SightlineDetection
 import SightlineSamples
 import Testing
 
-/// Barcodes/barcodes_640x480.truth.json, written by tools/make-barcode-media.py with the clip.
-struct BarcodeTruth: Decodable {
-    struct Code: Decodable {
-        let type: MachineReadableCodeType
-        let text: String
-        let first: Int
-        let last: Int
-        /// Frame number → [x, y, width, height] of the pasted symbol with its quiet zone.
-        let boxes: [String: [Int]]
-    }
-    let width: Int
-    let height: Int
-    let frames: Int
-    let codes: [Code]
-
-    static func load() throws -> BarcodeTruth {
-        let url = Bundle.module.resourceURL!.appendingPathComponent("Barcodes/barcodes_640x480.truth.json")
-        return try JSONDecoder().decode(BarcodeTruth.self, from: Data(contentsOf: url))
-    }
-}
-
 func grayImage(_ path: String) throws -> VideoFrame {
     let source = try MediaFileSource(url: path)
     guard case .frame(let frame) = try source.read() else {
@@ -46,9 +25,7 @@ func grayImage(_ path: String) throws -> VideoFrame {
         for (n, frame) in frames.enumerated() {
             let found = try detector.detect(in: frame.pixels)
             let expected = truth.codes.filter { $0.first <= n && n <= $0.last }
-            #expect(
-                Set(found.map { "\($0.type.rawValue):\($0.text)" })
-                    == Set(expected.map { "\($0.type.rawValue):\($0.text)" }), "frame \(n)")
+            #expect(Set(found.map { "\($0.type.rawValue):\($0.text)" }) == truth.codes(onFrame: n), "frame \(n)")
             for code in expected {
                 guard let read = found.first(where: { $0.text == code.text }), let box = code.boxes["\(n)"] else {
                     misses.append("\(code.type) at \(n)")
