@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Sightline needs on Debian 12, idempotently: the C libraries it links,
-# the tools its tests use as independent readers, and the Python client's pyzmq.
+# the tools its tests use as independent readers, and what the Python examples import
+# (pyzmq; numpy and OpenCV 4 for the Haar detector).
 # Safe to run again; it installs only what is missing.
 set -euo pipefail
 
@@ -10,6 +11,7 @@ packages=(
   libavformat-dev libavcodec-dev libswscale-dev libavutil-dev   # FFmpeg
   libv4l-dev v4l-utils                                          # cameras
   libdlib-dev liblapack-dev libblas-dev                         # dlib (links LAPACK/BLAS)
+  libzxing-dev                                                  # barcodes and QR codes
   ffmpeg libimage-exiftool-perl mediainfo                       # independent readers in tests
   python3 python3-zmq                                           # the example client
 )
@@ -26,10 +28,14 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# The python3 first on PATH may not be Debian's (pyenv, a venv): give it pyzmq too.
-if ! python3 -c "import zmq" 2>/dev/null; then
-  echo "setup: installing pyzmq for $(command -v python3)" >&2
-  python3 -m pip install --quiet pyzmq
+# The python3 first on PATH may not be Debian's (pyenv, a venv): give it what the
+# examples import. OpenCV 5 dropped the Haar cascades, hence < 5.
+python_missing=()
+python3 -c "import zmq" 2>/dev/null || python_missing+=(pyzmq)
+python3 -c "import cv2; cv2.CascadeClassifier" 2>/dev/null || python_missing+=("opencv-python-headless>=4.6,<5")
+if ((${#python_missing[@]})); then
+  echo "setup: installing ${python_missing[*]} for $(command -v python3)" >&2
+  python3 -m pip install --quiet "${python_missing[@]}"
 fi
 
 command -v swift >/dev/null || { echo "setup: swift is not on PATH; install Swift 6 for Linux first" >&2; exit 1; }

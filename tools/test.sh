@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up and runs every test: the Swift suites, the camera suites against a real V4L2
-# device, then the Python example client against a real `sightline run`. This is the
+# device, then the Python example clients (events, GPS feeder, Haar detector) against a
+# real `sightline run`. This is the
 # README's test command and what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,3 +29,4 @@ else
 fi
 
 tools/test-python-client.sh
+tools/test-examples.sh
