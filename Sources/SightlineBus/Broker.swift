@@ -15,13 +15,11 @@ public final class Broker: @unchecked Sendable {
     private let controlEndpoint: Endpoint
     private let finished = DispatchSemaphore(value: 0)
 
-    /// Binds both endpoints; beyond loopback only with `allowRemote` (no CURVE on the broker yet).
-    public init(frontend: Endpoint, backend: Endpoint, allowRemote: Bool = false) throws {
-        for endpoint in [frontend, backend] where !endpoint.isLocalOnly && !allowRemote {
-            throw SightlineError.invalidEndpoint(
-                endpoint.string,
-                reason: "binding beyond loopback exposes the bus unauthenticated; pass --insecure to do it anyway")
-        }
+    /// Binds both endpoints. With `curve`, both sides are CURVE servers: every source and
+    /// every subscriber must present a key on the allow-list, and traffic is encrypted. Beyond
+    /// loopback, binding needs `curve` or `allowRemote`.
+    public init(frontend: Endpoint, backend: Endpoint, allowRemote: Bool = false, curve: CurveServer? = nil) throws {
+        for endpoint in [frontend, backend] { try endpoint.checkBindIsSafe(allowRemote: allowRemote, curve: curve) }
         self.frontend = frontend
         self.backend = backend
         frontendSocket = try Socket(type: ZMQ_XSUB)
@@ -29,6 +27,7 @@ public final class Broker: @unchecked Sendable {
         for socket in [frontendSocket, backendSocket] {
             socket.setOption(ZMQ_SNDHWM, 10_000)
             socket.setOption(ZMQ_RCVHWM, 10_000)
+            if let curve { socket.makeCurveServer(curve) }
         }
         try frontendSocket.bind(frontend)
         try backendSocket.bind(backend)

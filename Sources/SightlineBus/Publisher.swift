@@ -38,16 +38,19 @@ public final class Publisher: Sendable {
     /// unless `allowRemote` is set: nothing listens on the network by default.
     /// `alsoBind`: more endpoints on the same socket, for example an inproc one for an
     /// in-process recorder. With `connectsToBroker`, `endpoint` is a broker's frontend to
-    /// connect to rather than an address to bind. With `curve`, only subscribers holding an allowed key get
-    /// anything, and traffic is encrypted; that is what makes a non-loopback bind safe.
+    /// connect to rather than an address to bind, and `brokerCurve` the key this source
+    /// proves itself with to a CURVE broker. With `curve`, only subscribers holding an
+    /// allowed key get anything, and traffic is encrypted; that is what makes a non-loopback
+    /// bind safe.
     public init(
         endpoint: Endpoint, alsoBind: [Endpoint] = [], allowRemote: Bool = false, curve: CurveServer? = nil,
-        connectsToBroker: Bool = false, logger: Logger
+        connectsToBroker: Bool = false, brokerCurve: CurveClient? = nil, logger: Logger
     ) throws {
         if !connectsToBroker { try endpoint.checkBindIsSafe(allowRemote: allowRemote, curve: curve) }
         let socket = try Socket(type: ZMQ_XPUB)
         socket.setOption(ZMQ_SNDHWM, 10_000)
         if let curve { socket.makeCurveServer(curve) }
+        if let brokerCurve { socket.makeCurveClient(brokerCurve) }
         if connectsToBroker {
             try socket.connect(endpoint)
         } else {

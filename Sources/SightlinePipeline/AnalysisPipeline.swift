@@ -25,6 +25,8 @@ public struct PipelineConfiguration: Sendable {
     public var curve: CurveServer?
     /// `publish` is a broker's frontend to connect to, not an address to bind.
     public var connectToBroker = false
+    /// This source's key for a CURVE broker.
+    public var brokerCurve: CurveClient?
     /// Hold the first message until a subscriber is connected, for at most this long.
     public var waitForSubscriber: Duration?
     /// How often a `running` status with counters is published.
@@ -92,7 +94,7 @@ public final class AnalysisPipeline: Service, Sendable {
         publisher = try Publisher(
             endpoint: configuration.publish, alsoBind: configuration.alsoPublish,
             allowRemote: configuration.allowRemote, curve: configuration.curve,
-            connectsToBroker: configuration.connectToBroker,
+            connectsToBroker: configuration.connectToBroker, brokerCurve: configuration.brokerCurve,
             logger: logger)
         // Each detector has its own output and queue, so a slow one never holds up another.
         // Analysing every frame of a file: the file waits for the detector (bounded memory).

@@ -18,6 +18,12 @@ struct BrokerCommand: AsyncParsableCommand {
               sightline run --source /dev/video0 --source-id door --publish-to tcp://127.0.0.1:5561 &
               sightline run --source rtsp://yard/live --source-id yard --publish-to tcp://127.0.0.1:5561 &
               sightline events --connect tcp://127.0.0.1:5560
+
+            Across hosts, with keys (see `sightline keys generate`):
+              sightline broker --frontend tcp://0.0.0.0:5561 --backend tcp://0.0.0.0:5560 \\
+                --curve-key broker.key --allow clients/
+              sightline run --publish-to tcp://broker:5561 --curve-key door.key --server-key broker.pub
+              sightline events --connect tcp://broker:5560 --curve-key me.key --server-key broker.pub
             """)
 
     @Option(help: "Where sources connect to publish.")
@@ -29,11 +35,25 @@ struct BrokerCommand: AsyncParsableCommand {
     @Flag(help: "Allow binding network addresses without authentication.")
     var insecure = false
 
+    @Option(help: "The broker's CURVE key pair (.key): sources and subscribers must present an allowed key.")
+    var curveKey: String?
+
+    @Option(help: "Allowed source and subscriber keys: a .pub file or a directory of them (with --curve-key).")
+    var allow: String?
+
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
         let logger = global.makeLogger()
-        let broker = try Broker(frontend: try Endpoint(frontend), backend: try Endpoint(backend), allowRemote: insecure)
+        var curve: CurveServer?
+        switch (curveKey, allow) {
+        case (nil, nil): break
+        case (let key?, let allowed?):
+            curve = try CurveServer(keyFile: key, allow: allowed)
+        default: throw ValidationError("--curve-key and --allow go together")
+        }
+        let broker = try Broker(
+            frontend: try Endpoint(frontend), backend: try Endpoint(backend), allowRemote: insecure, curve: curve)
         try broker.start()
         logger.info("broker running", metadata: ["frontend": "\(frontend)", "backend": "\(backend)"])
         try await runServices([UntilShutdown()], logger: logger)

@@ -46,10 +46,25 @@ struct ClientKeyOptions: ParsableArguments {
         switch (curveKey, serverKey) {
         case (nil, nil): return nil
         case (let key?, let server?):
-            return CurveClient(
-                keyPair: try CurveKeyPair(contentsOf: key),
-                serverPublicKey: try CurveKeyPair.publicKey(contentsOf: server))
+            return try CurveClient(keyFile: key, serverKeyFile: server)
         default: throw ValidationError("--curve-key and --server-key go together")
         }
+    }
+}
+
+extension CurveClient {
+    /// This side's key pair file (.key) and the server's public key file (.pub).
+    init(keyFile: String, serverKeyFile: String) throws {
+        self.init(
+            keyPair: try CurveKeyPair(contentsOf: keyFile),
+            serverPublicKey: try CurveKeyPair.publicKey(contentsOf: serverKeyFile))
+    }
+}
+
+extension CurveServer {
+    /// The server's key pair file (.key) and its allow-list: a .pub file or a directory of them.
+    init(keyFile: String, allow: String) throws {
+        self.init(
+            keyPair: try CurveKeyPair(contentsOf: keyFile), allowedClients: try CurveServer.allowList(from: allow))
     }
 }

@@ -72,6 +72,9 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Allowed subscriber keys: a .pub file or a directory of them (with --curve-key).")
     var allow: String?
 
+    @Option(help: "With --publish-to: the CURVE broker's public key (.pub); --curve-key is then this source's key.")
+    var serverKey: String?
+
     @Flag(help: "Pace a file to its timestamps, like a live camera.")
     var realtime = false
 
@@ -172,12 +175,16 @@ struct RunCommand: AsyncParsableCommand {
         configuration.metadataIn = try metadataIn.map { try Endpoint($0) }
         guard metadataRate > 0 else { throw ValidationError("--metadata-rate must be positive") }
         configuration.metadataInRate = metadataRate
-        switch (curveKey, allow) {
-        case (nil, nil): break
-        case (let key?, let allowed?):
-            configuration.curve = CurveServer(
-                keyPair: try CurveKeyPair(contentsOf: key), allowedClients: try CurveServer.allowList(from: allowed))
-        default: throw ValidationError("--curve-key and --allow go together")
+        switch (curveKey, allow, serverKey) {
+        case (nil, nil, nil): break
+        case (let key?, let allowed?, nil) where publishTo == nil:
+            configuration.curve = try CurveServer(keyFile: key, allow: allowed)
+        case (let key?, nil, let server?) where publishTo != nil:
+            configuration.brokerCurve = try CurveClient(keyFile: key, serverKeyFile: server)
+        default:
+            throw ValidationError(
+                "keys: --curve-key with --allow to bind --publish, or --curve-key with --server-key to --publish-to a broker"
+            )
         }
         configuration.waitForSubscriber = waitForSubscriber.map { .milliseconds(Int($0 * 1000)) }
         configuration.statusInterval = .milliseconds(Int(statusInterval * 1000))

@@ -40,3 +40,41 @@ import Testing
         }
     }
 }
+
+/// A broker with CURVE keys: allowed sources and subscribers meet; a stranger on either
+/// side gets nothing through.
+@Suite struct SecureBrokerTests {
+    @Test func onlyAllowedKeysPassTheBroker() async throws {
+        let (brokerKey, source, viewer, stranger) = try (
+            CurveKeyPair.generate(), CurveKeyPair.generate(), CurveKeyPair.generate(), CurveKeyPair.generate()
+        )
+        let frontend = try Endpoint("tcp://127.0.0.1:\(LoopbackPort.free())")
+        let backend = try Endpoint("tcp://127.0.0.1:\(LoopbackPort.free())")
+        let broker = try Broker(
+            frontend: frontend, backend: backend,
+            curve: CurveServer(keyPair: brokerKey, allowedClients: [source.publicKey, viewer.publicKey]))
+        try broker.start()
+        defer { broker.stop() }
+        let client = { (pair: CurveKeyPair) in CurveClient(keyPair: pair, serverPublicKey: brokerKey.publicKey) }
+        let allowedSource = try Publisher(
+            endpoint: frontend, connectsToBroker: true, brokerCurve: client(source), logger: logger)
+        let strangeSource = try Publisher(
+            endpoint: frontend, connectsToBroker: true, brokerCurve: client(stranger), logger: logger)
+        let topics = Subscriber.topics(kinds: [.status], source: nil)
+        let allowedViewer = try Subscriber(endpoints: [backend], topics: topics, curve: client(viewer))
+        let strangeViewer = try Subscriber(endpoints: [backend], topics: topics, curve: client(stranger))
+        let keylessViewer = try Subscriber(endpoints: [backend], topics: topics)
+        #expect(await allowedSource.waitForSubscriber(timeout: .seconds(5)))
+        try await Task.sleep(for: .milliseconds(300))  // let the refused handshakes finish too
+        for _ in 0..<20 {
+            allowedSource.publish(statusMessage("cam1"))
+            strangeSource.publish(statusMessage("cam2"))
+        }
+        await allowedSource.flush()
+        await strangeSource.flush()
+        let received = try allowedViewer.collect(count: 20)
+        #expect(received.map(\.message.source) == Array(repeating: "cam1", count: 20))
+        #expect(try strangeViewer.receive(timeout: .milliseconds(300)) == nil)
+        #expect(try keylessViewer.receive(timeout: .milliseconds(300)) == nil)
+    }
+}
