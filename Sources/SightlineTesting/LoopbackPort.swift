@@ -1,23 +1,7 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
+import SightlineBus
 
 /// Helpers for tests that use real sockets.
 public enum LoopbackPort {
-    /// A TCP port on 127.0.0.1 that was free a moment ago: bound to port 0, read back, closed.
-    public static func free() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
+    /// A TCP port on 127.0.0.1 that was free a moment ago.
+    public static func free() -> Int { Endpoint.freeLoopbackPort() }
 }

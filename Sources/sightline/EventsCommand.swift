@@ -45,9 +45,9 @@ struct EventsCommand: AsyncParsableCommand {
         let subscriber = try Subscriber(
             endpoints: endpoints, topics: Subscriber.topics(kinds: subscribedKinds(kinds), source: sourceID),
             curve: try keys.client())
+        subscriber.logRejections(to: logger)
         var printed = 0
         var idleSince = ContinuousClock.now
-        var reportedRejects = 0
         while count.map({ printed < $0 }) ?? true {
             guard let received = try subscriber.receive(timeout: .milliseconds(100)) else {
                 if let idleTimeout, ContinuousClock.now - idleSince > .milliseconds(Int(idleTimeout * 1000)) { break }
@@ -58,11 +58,6 @@ struct EventsCommand: AsyncParsableCommand {
             if !statusOnly {
                 printLine(received.json)
                 printed += 1
-            }
-            let rejects = subscriber.rejected.values.reduce(0, +)
-            if rejects > reportedRejects {
-                logger.warning("dropped malformed messages", metadata: ["count": "\(rejects)"])
-                reportedRejects = rejects
             }
             if untilStopped, let state = received.message.status?.state, state == .stopped || state == .failed { break }
         }

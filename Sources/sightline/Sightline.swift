@@ -13,7 +13,8 @@ struct Sightline: AsyncParsableCommand {
             InspectCommand.self,
             RecoverCommand.self,
             BenchCommand.self,
-            MovieBenchCommand.self, RecordBenchCommand.self, CaptureBenchCommand.self,
+            MovieBenchCommand.self, RecordBenchCommand.self, CaptureBenchCommand.self, CodesBenchCommand.self,
+            BrokerBenchCommand.self,
         ])
 }
 
