@@ -90,11 +90,12 @@ let package = Package(
             name: "SightlineDetectionTests",
             dependencies: ["SightlineDetection", "SightlineCapture", "SightlineSamples"],
             resources: [.copy("Golden"), .copy("Barcodes")]),
-        .testTarget(name: "SightlineBusTests", dependencies: ["SightlineBus", "SightlineTesting"]),
+        .testTarget(
+            name: "SightlineBusTests", dependencies: ["SightlineBus", "SightlineTesting"], exclude: ["Corpus"]),
         .testTarget(
             name: "SightlineMovieTests",
             dependencies: ["SightlineMovie", "SightlineCapture", "SightlineSamples", "SightlineTesting"],
-            exclude: ["Corpus"]),
+            exclude: ["Corpus", "Fixtures"]),
         .testTarget(
             name: "SightlineEndToEndTests",
             dependencies: [

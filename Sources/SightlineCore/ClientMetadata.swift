@@ -56,7 +56,10 @@ public struct ClientMetadataItem: Sendable, Codable, Equatable {
         return types
     }()
 
-    public func validated() throws(ClientMetadataError) -> MetadataItem {
+    /// Checks an identifier and a data type name a client may use, and returns the type.
+    public static func checkedType(identifier: String, dataType: String) throws(ClientMetadataError)
+        -> MetadataDataType
+    {
         let key = identifier.utf8.dropFirst(5)
         guard identifier.hasPrefix("mdta/"), (1...255).contains(key.count),
             key.allSatisfy({
@@ -65,8 +68,13 @@ public struct ClientMetadataItem: Sendable, Codable, Equatable {
         else {
             throw .unknownIdentifier(String(identifier.prefix(300)))
         }
-        guard !Self.reserved.contains(identifier) else { throw .unknownIdentifier("\(identifier) is Sightline's own") }
-        guard let type = Self.dataTypes[dataType] else { throw .unknownDataType(String(dataType.prefix(100))) }
+        guard !reserved.contains(identifier) else { throw .unknownIdentifier("\(identifier) is Sightline's own") }
+        guard let type = dataTypes[dataType] else { throw .unknownDataType(String(dataType.prefix(100))) }
+        return type
+    }
+
+    public func validated() throws(ClientMetadataError) -> MetadataItem {
+        let type = try Self.checkedType(identifier: identifier, dataType: dataType)
         let mismatch = ClientMetadataError.malformed(
             "\(identifier): a \(dataType) value must be \(Self.expected(type))")
         switch (type, value) {

@@ -77,16 +77,12 @@ public final class BarcodeDetector {
 
     /// Reads the codes in 8-bit single-channel pixels, in place.
     public func detect(luma: UnsafeRawPointer, width: Int, height: Int, bytesPerRow: Int) throws -> [BarcodeDetection] {
-        var count: Int32 = 0
-        while true {
-            count = sl_barcode_reader_read(
-                handle, luma.assumingMemoryBound(to: UInt8.self), Int32(width), Int32(height), bytesPerRow, &results,
-                Int32(results.count), &errorBuffer, errorBuffer.count)
-            guard count >= 0 else { throw SightlineError.detector(String(nulTerminated: errorBuffer)) }
-            if Int(count) <= results.count { break }
-            results = [sl_barcode](repeating: sl_barcode(), count: Int(count))  // rare: many codes
+        let count = try callGrowingResults(&results, empty: sl_barcode(), error: &errorBuffer) {
+            sl_barcode_reader_read(
+                handle, luma.assumingMemoryBound(to: UInt8.self), Int32(width), Int32(height), bytesPerRow, &$0,
+                Int32($0.count), &$1, $1.count)
         }
-        return results.prefix(Int(count)).compactMap { raw in
+        return results.prefix(count).compactMap { raw in
             let bytes = UnsafeRawBufferPointer(start: raw.text, count: raw.text_length)
             let text = String(decoding: bytes, as: UTF8.self)
             guard let type = wantedType(zxingFormat: raw.format, text: text) else { return nil }

@@ -106,17 +106,13 @@ public final class FaceDetector {
 
     /// Detects faces in 8-bit single-channel pixels read in place.
     public func detect(luma: UnsafeRawPointer, width: Int, height: Int, bytesPerRow: Int) throws -> [FaceDetection] {
-        var count: Int32 = 0
-        while true {
-            count = sl_face_detector_detect(
-                handle, luma.assumingMemoryBound(to: UInt8.self), Int32(width), Int32(height), bytesPerRow,
-                Int32(configuration.upsample), configuration.adjustThreshold, &results, Int32(results.count),
-                &errorBuffer, errorBuffer.count)
-            guard count >= 0 else { throw SightlineError.detector(String(nulTerminated: errorBuffer)) }
-            if Int(count) <= results.count { break }
-            results = [sl_face_detection](repeating: sl_face_detection(), count: Int(count))  // rare: many faces
+        let (upsample, threshold) = (Int32(configuration.upsample), configuration.adjustThreshold)
+        let count = try callGrowingResults(&results, empty: sl_face_detection(), error: &errorBuffer) {
+            sl_face_detector_detect(
+                handle, luma.assumingMemoryBound(to: UInt8.self), Int32(width), Int32(height), bytesPerRow, upsample,
+                threshold, &$0, Int32($0.count), &$1, $1.count)
         }
-        return results.prefix(Int(count)).compactMap { raw in
+        return results.prefix(count).compactMap { raw in
             let face = FaceDetection(
                 left: raw.left, top: raw.top, right: raw.right, bottom: raw.bottom, score: raw.score,
                 subDetector: Int(raw.sub_detector))

@@ -63,8 +63,8 @@ public final class AnalysisPipeline: Service, Sendable {
     public let configuration: PipelineConfiguration
     public let publisher: Publisher
     private let session: CaptureSession
-    private let faces: ObjectAnalysis<FaceObject>?
-    private let codes: ObjectAnalysis<MachineReadableCodeObject>?
+    private let faces: ObjectAnalysis<FaceDetector>?
+    private let codes: ObjectAnalysis<BarcodeDetector>?
     private let video: VideoPublishing
     private let metadataInput: MetadataInput?
     private let framesOutput: FramesPublishing?
@@ -99,45 +99,27 @@ public final class AnalysisPipeline: Service, Sendable {
         // Each detector has its own output and queue, so a slow one never holds up another.
         // Analysing every frame of a file: the file waits for the detector (bounded memory).
         var outputs: [FrameDataOutput] = []
-        func addOutput(_ name: String, _ delegate: any FrameDataOutputDelegate) {
+        let publisher = self.publisher
+        func analysis<Detector: MetadataObjectDetector>(_ detector: Detector, output name: String)
+            -> ObjectAnalysis<Detector>
+        {
+            let analysis = ObjectAnalysis(
+                detector: detector, publisher: publisher, sourceID: configuration.sourceID, logger: logger)
             outputs.append(
                 FrameDataOutput(
-                    name: name, delegate: delegate, alwaysDiscardsLateFrames: configuration.discardLateFrames,
+                    name: name, delegate: analysis, alwaysDiscardsLateFrames: configuration.discardLateFrames,
                     maximumFramesInFlight: 4))
+            return analysis
         }
         if configuration.detect.contains(.faces) {
-            let detector = try FaceDetector(configuration: configuration.detector)
             if let notice = FaceDetector.instructionSet.fallbackNotice { logger.warning("\(notice)") }
-            let faces = ObjectAnalysis<FaceObject>(
-                publisher: publisher, sourceID: configuration.sourceID, logger: logger
-            ) { frame in
-                try detector.detect(in: frame.pixels).map {
-                    $0.faceObject(
-                        imageWidth: frame.pixels.width, imageHeight: frame.pixels.height, time: frame.time,
-                        duration: frame.duration)
-                }
-            }
-            addOutput("detect", faces)
-            self.faces = faces
+            faces = analysis(try FaceDetector(configuration: configuration.detector), output: "detect")
         } else {
             faces = nil
         }
-        if configuration.detect.contains(.barcodes) {
-            let reader = try BarcodeDetector(configuration: configuration.barcodes)
-            let codes = ObjectAnalysis<MachineReadableCodeObject>(
-                publisher: publisher, sourceID: configuration.sourceID, logger: logger
-            ) { frame in
-                try reader.detect(in: frame.pixels).map {
-                    $0.object(
-                        imageWidth: frame.pixels.width, imageHeight: frame.pixels.height, time: frame.time,
-                        duration: frame.duration)
-                }
-            }
-            addOutput("codes", codes)
-            self.codes = codes
-        } else {
-            codes = nil
-        }
+        codes =
+            configuration.detect.contains(.barcodes)
+            ? analysis(try BarcodeDetector(configuration: configuration.barcodes), output: "codes") : nil
         if let frames = configuration.frames {
             let framesOutput = try FramesPublishing(
                 configuration: frames, publisher: publisher, sourceID: configuration.sourceID, logger: logger)
@@ -165,7 +147,7 @@ public final class AnalysisPipeline: Service, Sendable {
                         maximumFramesInFlight: VideoPublishing.maximumBacklog))
             }
         }
-        let (publisher, sourceID) = (publisher, configuration.sourceID)
+        let sourceID = configuration.sourceID
         let session = CaptureSession(source: source, outputs: outputs, logger: logger) { event in
             let status: SourceStatus =
                 switch event {

@@ -10,11 +10,10 @@ import Synchronization
 ///
 /// Everything but `timing` runs on the output's serial queue, which owns the detector and
 /// the tracker.
-public final class ObjectAnalysis<Object: MetadataObject>: FrameDataOutputDelegate, @unchecked Sendable {
-    /// Finds the objects in a frame (IDs unset). Called on the output's queue only.
-    public typealias Detect = (VideoFrame) throws -> [Object]
+public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOutputDelegate, @unchecked Sendable {
+    public typealias Object = Detector.Object
 
-    private let detect: Detect
+    private let detector: Detector
     private let tracker = ObjectTracker<Object>()
     private let publisher: Publisher
     private let sourceID: String
@@ -25,8 +24,8 @@ public final class ObjectAnalysis<Object: MetadataObject>: FrameDataOutputDelega
     /// objects, is timed there.
     private var lastFrame: (time: MediaTime, wallTimeNs: UInt64)?
 
-    public init(publisher: Publisher, sourceID: String, logger: Logger, detect: @escaping Detect) {
-        self.detect = detect
+    public init(detector: Detector, publisher: Publisher, sourceID: String, logger: Logger) {
+        self.detector = detector
         self.publisher = publisher
         self.sourceID = sourceID
         self.logger = logger
@@ -39,7 +38,7 @@ public final class ObjectAnalysis<Object: MetadataObject>: FrameDataOutputDelega
         let started = ContinuousClock.now
         let detected: [Object]
         do {
-            detected = try detect(frame)
+            detected = try detector.objects(in: frame)
         } catch {
             logger.error("\(Object.eventObject) detection failed; frame skipped", metadata: ["error": "\(error)"])
             return

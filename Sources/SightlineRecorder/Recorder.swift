@@ -59,6 +59,9 @@ public final class Recorder {
         self.configuration = configuration
         self.logger = logger
         try Self.prepare(directory: configuration.directory)
+        for (identifier, dataType) in configuration.metadataTracks {
+            learnTrack(identifier, .client(identifier: identifier, dataType: dataType))
+        }
     }
 
     /// Creates the directory if needed and checks that files can be written there.

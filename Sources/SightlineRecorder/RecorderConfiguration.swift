@@ -15,6 +15,10 @@ public struct RecorderConfiguration: Sendable {
     public var minimumFreeSpace: UInt64 = 512 << 20
     /// How long video waits for the metadata about it (detection runs behind capture).
     public var metadataDelay = MediaTime(value: 1, timescale: 1)
+    /// Client metadata tracks every file has from its start, whether or not their
+    /// identifiers have been seen yet (identifier and data type): a fixed file layout, and no
+    /// new file when the first value of one arrives late.
+    public var metadataTracks: [(identifier: String, dataType: MetadataDataType)] = []
 
     public init(sourceID: String, directory: String) {
         self.sourceID = sourceID

@@ -20,6 +20,13 @@ struct RecordingOptions: ParsableArguments {
     @Option(help: "Seconds between fragments synced to disk: at most this much is lost in a crash.")
     var fragment = 2.0
 
+    @Option(
+        help: """
+            A client metadata track every file has from its start, IDENTIFIER=TYPE \
+            (mdta/com.example.gps=com.apple.quicktime.location.ISO6709); repeatable.
+            """)
+    var metadataTrack: [String] = []
+
     func configuration(sourceID: String, directory: String) throws -> RecorderConfiguration {
         var configuration = RecorderConfiguration(sourceID: sourceID, directory: directory)
         guard fragment > 0 else { throw ValidationError("--fragment must be positive") }
@@ -29,6 +36,15 @@ struct RecordingOptions: ParsableArguments {
         }
         configuration.maximumFileSize = try maxSize.map { try Self.bytes($0, option: "--max-size") }
         configuration.minimumFreeSpace = try Self.bytes(minFree, option: "--min-free")
+        configuration.metadataTracks = try metadataTrack.map { text in
+            let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { throw ValidationError("--metadata-track '\(text)' is not IDENTIFIER=TYPE") }
+            do {
+                return (parts[0], try ClientMetadataItem.checkedType(identifier: parts[0], dataType: parts[1]))
+            } catch {
+                throw ValidationError("--metadata-track '\(text)': \(error)")
+            }
+        }
         return configuration
     }
 

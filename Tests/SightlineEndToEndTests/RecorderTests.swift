@@ -221,6 +221,39 @@ import Testing
         }
     }
 
+    /// A metadata identifier first seen while a file is open starts a new file at the next
+    /// key frame, which begins with its value; every frame is in one of the two files.
+    @Test func aNewMetadataIdentifierStartsANewFile() async throws {
+        let received = try await publishedMessages(source: "late")
+        let recorder = try Recorder(
+            configuration: RecorderConfiguration(sourceID: "late", directory: directory.file("late")), logger: logger)
+        var videoIndex = 0
+        for message in received {
+            recorder.handle(message)
+            guard message.message.kind == .video else { continue }
+            videoIndex += 1
+            if videoIndex == 90, let time = message.message.time {  // frame 89, at 2.97 s
+                let item = ClientMetadataItem(
+                    identifier: MetadataIdentifier.locationISO6709, dataType: "com.apple.quicktime.location.ISO6709",
+                    value: .string("+48.8584+002.2945/"))
+                var late = Message(
+                    kind: .metadata, source: "late", time: time, wallTimeNs: 1,
+                    metadata: ClientMetadataGroup(input: "gps", items: [item]))
+                late.seq = 0
+                recorder.handle(ReceivedMessage(topic: "metadata/late/", message: late, json: [], payload: nil))
+            }
+        }
+        recorder.finish()
+        let files = recorder.counters.files
+        #expect(files.count == 2)
+        let movies = try files.map { try MovieReader(path: $0) }
+        #expect(movies.map { $0.tracks[0].samples.count } == [120, 180])  // cut at the key frame at 4 s
+        #expect(movies[0].tracks.count == 2 && movies[1].tracks.count == 3)
+        let location = try #require(movies[1].tracks.last)
+        let first = try movies[1].metadataGroups(track: location.id).first
+        #expect(first?.time == .zero && first?.items.first?.value == .string("+48.8584+002.2945/"))
+    }
+
     /// The sample's messages as a subscriber receives them, with video always on.
     func publishedMessages(source: String) async throws -> [ReceivedMessage] {
         let endpoint = try Endpoint("inproc://recorder-test-\(source)")
