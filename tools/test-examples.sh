@@ -16,8 +16,12 @@ python3 tools/haar_detector.py --frames "tcp://127.0.0.1:$publish" --metadata "t
 detector=$!
 python3 tools/gps_feeder.py --connect "tcp://127.0.0.1:$input" --rate 4 --duration 7 >"$work/gps.out" &
 feeder=$!
+# The tracks are declared, so that one file holds both even when a loaded machine delays
+# the clients' first values past the start of the file.
 "$bin" run --realtime --publish "tcp://127.0.0.1:$publish" --metadata-in "tcp://127.0.0.1:$input" \
-  --frames gray8 --frames-rate 5 --record "$work/rec" --log-level warning
+  --frames gray8 --frames-rate 5 --record "$work/rec" --log-level warning \
+  --metadata-track mdta/com.example.haar-faces=utf8 \
+  --metadata-track mdta/com.apple.quicktime.location.ISO6709=com.apple.quicktime.location.ISO6709
 wait "$detector" "$feeder"
 
 passed=0 failed=0
