@@ -238,8 +238,9 @@ import Testing
         configuration.frames = frames
         let (messages, counters) = try await run(configuration, kinds: [.frames])
         let published = messages.filter { $0.message.kind == .frames }
-        // 8 s at 5 a second; newest-wins may shift one.
-        #expect((39...41).contains(published.count), "\(published.count)")
+        // 8 s at 5 a second: 40. Newest-wins can pass over a frame or two when the machine
+        // is loaded; never more than 5 a second.
+        #expect((36...41).contains(published.count), "\(published.count)")
         #expect(counters.framesPublishing?.count == published.count)
         let times = published.compactMap { $0.message.time?.seconds }
         #expect(zip(times, times.dropFirst()).allSatisfy { $1 - $0 >= 0.18 })
