@@ -202,13 +202,15 @@ struct RunCommand: AsyncParsableCommand {
 
         let pipeline = try AnalysisPipeline(configuration: configuration, logger: logger)
         // A service group shuts its services down last to first: the pipeline comes last, so
-        // it stops first and the printer still sees its final status.
+        // it stops first and the printer and recorder still see its final status. Neither
+        // ends on its own (a service that returns while the group waits for another is an
+        // error): each finishes when the group asks, once the final status is in.
         var services: [any Service] = []
         var recorder: RecorderService?
         if let record {
             recorder = try RecorderService(
                 configuration: try recording.configuration(sourceID: sourceID, directory: record),
-                endpoints: [localEndpoint], untilSourceStops: true, logger: logger)
+                endpoints: [localEndpoint], untilSourceStops: false, logger: logger)
             services.append(recorder!)
             _ = await pipeline.publisher.waitForSubscriber(timeout: .seconds(2))
         }
