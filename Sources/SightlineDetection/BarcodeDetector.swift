@@ -1,5 +1,7 @@
 import CZXing
+import Dispatch
 import SightlineCore
+import Synchronization
 
 /// A barcode or 2D code as the reader reports it, in pixels of the image it was given.
 public struct BarcodeDetection: Sendable, Hashable {
@@ -49,22 +51,23 @@ public final class BarcodeDetector {
     }
 
     public let configuration: Configuration
-    private let handle: OpaquePointer
-    private var results = [sl_barcode](repeating: sl_barcode(), count: 32)
-    private var errorBuffer = [CChar](repeating: 0, count: 256)
+    /// Linear and 2D symbologies are read by two readers at once, one per core: zxing-cpp's
+    /// 2D readers take most of the time, and the linear ones are done well before them.
+    private let passes: [Pass]
 
     public init(configuration: Configuration = Configuration()) throws {
         guard !configuration.types.isEmpty else { throw SightlineError.invalidArgument("no code types to look for") }
         self.configuration = configuration
-        let mask = configuration.types.reduce(Int32(0)) { $0 | Self.zxingFormats(for: $1) }
-        var error = [CChar](repeating: 0, count: 256)
-        guard let handle = sl_barcode_reader_create(mask, configuration.tryHarder ? 1 : 0, &error, error.count) else {
-            throw SightlineError.detector(String(nulTerminated: error))
+        let groups = [
+            configuration.types.subtracting(Self.matrixTypes), configuration.types.intersection(Self.matrixTypes),
+        ]
+        passes = try groups.filter { !$0.isEmpty }.map { types in
+            try Pass(
+                formats: types.reduce(Int32(0)) { $0 | Self.zxingFormats(for: $1) }, tryHarder: configuration.tryHarder)
         }
-        self.handle = handle
     }
 
-    deinit { sl_barcode_reader_destroy(handle) }
+    static let matrixTypes: Set<MachineReadableCodeType> = [.aztec, .dataMatrix, .maxiCode, .microQR, .pdf417, .qr]
 
     /// Reads the codes in a frame that has a luma plane (gray8, yuv420p, nv12).
     public func detect(in pixels: PixelBuffer) throws -> [BarcodeDetection] {
@@ -77,20 +80,26 @@ public final class BarcodeDetector {
 
     /// Reads the codes in 8-bit single-channel pixels, in place.
     public func detect(luma: UnsafeRawPointer, width: Int, height: Int, bytesPerRow: Int) throws -> [BarcodeDetection] {
-        let count = try callGrowingResults(&results, empty: sl_barcode(), error: &errorBuffer) {
-            sl_barcode_reader_read(
-                handle, luma.assumingMemoryBound(to: UInt8.self), Int32(width), Int32(height), bytesPerRow, &$0,
-                Int32($0.count), &$1, $1.count)
+        let image = Pass.Image(luma: luma, width: width, height: height, bytesPerRow: bytesPerRow)
+        let found: [[Pass.Read]]
+        if passes.count == 1 {
+            found = [try passes[0].read(image)]
+        } else {
+            let passes = passes
+            let outcomes = Mutex([Result<[Pass.Read], Error>](repeating: .success([]), count: passes.count))
+            DispatchQueue.concurrentPerform(iterations: passes.count) { index in
+                let outcome = Result { try passes[index].read(image) }
+                outcomes.withLock { $0[index] = outcome }
+            }
+            found = try outcomes.withLock { $0 }.map { try $0.get() }
         }
-        return results.prefix(count).compactMap { raw in
-            let bytes = UnsafeRawBufferPointer(start: raw.text, count: raw.text_length)
-            let text = String(decoding: bytes, as: UTF8.self)
-            guard let type = wantedType(zxingFormat: raw.format, text: text) else { return nil }
-            let c = raw.corners
-            let corners = [(c.0, c.1), (c.2, c.3), (c.4, c.5), (c.6, c.7)].map { (x: Int($0), y: Int($1)) }
+        return found.joined().compactMap { read in
+            // AVFoundation names a 14-digit ITF ITF-14; zxing-cpp reads both as one format.
+            guard let type = Self.type(zxingFormat: read.format, text: read.text), configuration.types.contains(type)
+            else { return nil }
             // AVFoundation reports UPC-A as the EAN-13 it is a subset of.
-            let isUPCA = raw.format == Self.upcA
-            return BarcodeDetection(type: type, text: isUPCA ? "0" + text : text, corners: corners)
+            let text = read.format == Self.upcA ? "0" + read.text : read.text
+            return BarcodeDetection(type: type, text: text, corners: read.corners)
         }
     }
 
@@ -112,16 +121,58 @@ public final class BarcodeDetector {
         }
     }
 
-    /// The type of a read symbol, if it is one of the configured types (zxing-cpp reads
-    /// ITF-14 and Interleaved 2 of 5 as one format).
-    private func wantedType(zxingFormat format: Int32, text: String) -> MachineReadableCodeType? {
-        Self.type(zxingFormat: format, text: text).flatMap { configuration.types.contains($0) ? $0 : nil }
-    }
-
     /// A 14-digit ITF is ITF-14, as AVFoundation names it.
     private static func type(zxingFormat format: Int32, text: String) -> MachineReadableCodeType? {
         if format == itf { return text.utf8.count == 14 ? .itf14 : .interleaved2of5 }
         if format == upcA { return .ean13 }
         return bits.first { $0.1 == format }?.0
+    }
+}
+
+/// One zxing-cpp reader and its result buffers. Its `read` runs on one thread at a time
+/// (the detector's queue, or one iteration of its concurrent pass).
+private final class Pass: @unchecked Sendable {
+    struct Image: @unchecked Sendable {
+        let luma: UnsafeRawPointer
+        let width: Int
+        let height: Int
+        let bytesPerRow: Int
+    }
+
+    /// A symbol as read, before it is named the AVFoundation way.
+    struct Read {
+        let format: Int32
+        let text: String
+        let corners: [(x: Int, y: Int)]
+    }
+
+    private let handle: OpaquePointer
+    private var results = [sl_barcode](repeating: sl_barcode(), count: 32)
+    private var errorBuffer = [CChar](repeating: 0, count: 256)
+
+    init(formats: Int32, tryHarder: Bool) throws {
+        var error = [CChar](repeating: 0, count: 256)
+        guard let handle = sl_barcode_reader_create(formats, tryHarder ? 1 : 0, &error, error.count) else {
+            throw SightlineError.detector(String(nulTerminated: error))
+        }
+        self.handle = handle
+    }
+
+    deinit { sl_barcode_reader_destroy(handle) }
+
+    func read(_ image: Image) throws -> [Read] {
+        let count = try callGrowingResults(&results, empty: sl_barcode(), error: &errorBuffer) {
+            sl_barcode_reader_read(
+                handle, image.luma.assumingMemoryBound(to: UInt8.self), Int32(image.width), Int32(image.height),
+                image.bytesPerRow, &$0, Int32($0.count), &$1, $1.count)
+        }
+        // The text pointers are valid until the next read: copy them now.
+        return results.prefix(count).map { raw in
+            let c = raw.corners
+            return Read(
+                format: raw.format,
+                text: String(decoding: UnsafeRawBufferPointer(start: raw.text, count: raw.text_length), as: UTF8.self),
+                corners: [(c.0, c.1), (c.2, c.3), (c.4, c.5), (c.6, c.7)].map { (x: Int($0), y: Int($1)) })
+        }
     }
 }
