@@ -49,9 +49,7 @@ public final class FrameSnapshotter {
         switch format {
         case .gray8:
             // Only the luma plane is read: gray is all a detector like Haar's needs.
-            guard let luma = pixels.lumaPlane else {
-                throw SightlineError.detector("frames in \(pixels.format.rawValue) have no luma plane")
-            }
+            let luma = try pixels.requireLumaPlane()
             let scaled = try scale([luma], from: AV_PIX_FMT_GRAY8, pixels, to: .gray8, width: width, height: height)
             return (info, scaled.packedBytes(plane: 0))
         case .jpeg:

@@ -105,6 +105,14 @@ public final class PixelBuffer: @unchecked Sendable {
     /// The luma plane, for formats that have one.
     public var lumaPlane: Plane? { format.hasLumaPlane ? planes[0] : nil }
 
+    /// The luma plane, for a reader that needs one (detectors, the frames output).
+    public func requireLumaPlane() throws -> Plane {
+        guard let luma = lumaPlane else {
+            throw SightlineError.detector("frames in \(format.rawValue) have no luma plane to read")
+        }
+        return luma
+    }
+
     /// The bytes of plane `index`, row by row without padding.
     public func packedBytes(plane index: Int) -> [UInt8] {
         let plane = planes[index]

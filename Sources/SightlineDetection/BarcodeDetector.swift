@@ -71,9 +71,7 @@ public final class BarcodeDetector {
 
     /// Reads the codes in a frame that has a luma plane (gray8, yuv420p, nv12).
     public func detect(in pixels: PixelBuffer) throws -> [BarcodeDetection] {
-        guard let luma = pixels.lumaPlane else {
-            throw SightlineError.detector("frames in \(pixels.format.rawValue) have no luma plane to read")
-        }
+        let luma = try pixels.requireLumaPlane()
         return try detect(
             luma: luma.baseAddress, width: pixels.width, height: pixels.height, bytesPerRow: luma.bytesPerRow)
     }
