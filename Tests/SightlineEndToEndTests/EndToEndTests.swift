@@ -184,6 +184,20 @@ let logger = Logger(label: "test")
         (["run", "--source-id", "a/b"], "source ID 'a/b'"),
         (["run", "--status-interval", "0"], "--status-interval"),
         (["events", "--kind", "fish"], "unknown --kind 'fish'"),
+        (["run", "--detect", "cats"], "--detect 'cats' is not one of: faces, barcodes"),
+        (["run", "--detect", "barcodes", "--code-types", "qr,bogus"], "unknown code type 'bogus'"),
+        (["run", "--frames", "png"], "png"),
+        (["run", "--publish", "inproc://bad2", "--frames", "gray8", "--frames-size", "10x10"], "at least 16x16"),
+        (["run", "--publish", "inproc://bad", "--metadata-in", "tcp://0.0.0.0:5599"], "needs CURVE keys"),
+        (
+            ["record", "--source-id", "cam1", "--out", "/tmp/x", "--metadata-track", "udta/x=utf8"],
+            "unknown identifier"
+        ),
+        (
+            ["record", "--source-id", "cam1", "--out", "/tmp/x", "--metadata-track", "mdta/x.y=utf16"],
+            "unknown data type"
+        ),
+        (["broker", "--curve-key", "/nonexistent.key"], "--curve-key and --allow go together"),
     ])
     func badOptions(arguments: [String], text: String) throws {
         try expectOneLineError(arguments, mentioning: text)
