@@ -81,21 +81,18 @@ public struct ClientMetadataItem: Sendable, Codable, Equatable {
         case (.utf8, .string(let text)), (.named, .string(let text)):
             guard text.utf8.count <= 65536 else { throw .malformed("\(identifier): text longer than 64 KiB") }
             return MetadataItem(identifier: identifier, dataType: type, value: .string(text))
-        case (.wellKnown(let code), .integer(let number)) where [65, 66, 67, 74].contains(code):
-            let bits: [UInt32: Int64] = [65: 7, 66: 15, 67: 31, 74: 63]
-            let limit = bits[code] == 63 ? Int64.max : (Int64(1) << bits[code]!) - 1
-            guard number >= -limit - 1, number <= limit else { throw mismatch }
-            return MetadataItem(identifier: identifier, dataType: type, value: .int(number))
-        case (.wellKnown(let code), .integer(let number)) where [75, 76, 77, 78].contains(code):
-            let bits: [UInt32: UInt64] = [75: 8, 76: 16, 77: 32, 78: 64]
-            guard number >= 0, bits[code] == 64 || UInt64(number) < (UInt64(1) << bits[code]!) else { throw mismatch }
-            return MetadataItem(identifier: identifier, dataType: type, value: .uint(UInt64(number)))
+        case (_, .integer(let number)) where type.integerLayout != nil:
+            guard type.holds(number) else { throw mismatch }
+            let value: MetadataValue = type.integerLayout!.signed ? .int(number) : .uint(UInt64(number))
+            return MetadataItem(identifier: identifier, dataType: type, value: value)
         case (.float32, .integer(let number)), (.float64, .integer(let number)):
             return MetadataItem(identifier: identifier, dataType: type, value: .float(Double(number)))
         case (.float32, .number(let number)), (.float64, .number(let number)):
             return MetadataItem(identifier: identifier, dataType: type, value: .float(number))
-        case (.wellKnown(let code), .numbers(let numbers)) where Self.componentCounts[code] != nil:
-            guard Self.componentCounts[code]!(numbers.count), numbers.allSatisfy(\.isFinite) else { throw mismatch }
+        case (_, .numbers(let numbers)) where type.allowsComponents(numbers.count) != nil:
+            // At most 256 polygon vertices from a client.
+            guard type.allowsComponents(numbers.count) == true, numbers.count <= 512, numbers.allSatisfy(\.isFinite)
+            else { throw mismatch }
             return MetadataItem(identifier: identifier, dataType: type, value: .floats(numbers))
         case (.raw, .string(let text)), (.jpeg, .string(let text)), (.png, .string(let text)):
             guard let bytes = Base64.decode(text), bytes.count <= 65536 else { throw mismatch }
@@ -105,17 +102,12 @@ public struct ClientMetadataItem: Sendable, Codable, Equatable {
         }
     }
 
-    /// Types whose value is a list of numbers, and the counts they allow.
-    static let componentCounts: [UInt32: @Sendable (Int) -> Bool] = [
-        70: { $0 == 2 }, 71: { $0 == 2 }, 72: { $0 == 4 }, 79: { $0 == 9 }, 80: { $0 >= 6 && $0 % 2 == 0 && $0 <= 512 },
-    ]
-
     static func expected(_ type: MetadataDataType) -> String {
         switch type {
         case .utf8, .named: "a string"
         case .raw, .jpeg, .png: "base64 text of at most 64 KiB"
         case .float32, .float64: "a number"
-        case .wellKnown(let code) where componentCounts[code] != nil: "an array of numbers of the right count"
+        case _ where type.allowsComponents(0) != nil: "an array of numbers of the right count"
         default: "an integer in range"
         }
     }

@@ -45,6 +45,42 @@ public enum MetadataDataType: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+extension MetadataDataType {
+    /// For the integer types: their width in bits and whether they are signed.
+    public var integerLayout: (bits: Int, signed: Bool)? {
+        switch self {
+        case .int8: (8, true)
+        case .int16: (16, true)
+        case .int32: (32, true)
+        case .int64: (64, true)
+        case .uint8: (8, false)
+        case .uint16: (16, false)
+        case .uint32: (32, false)
+        case .uint64: (64, false)
+        default: nil
+        }
+    }
+
+    /// Whether `value` is in range for this integer type (false for other types).
+    public func holds(_ value: Int64) -> Bool {
+        guard let (bits, signed) = integerLayout else { return false }
+        if signed { return bits == 64 || (value >= -(1 << (bits - 1)) && value < (1 << (bits - 1))) }
+        return value >= 0 && (bits == 64 || value < (1 << bits))
+    }
+
+    /// For the types whose value is a list of numbers (points, dimensions, rectangles,
+    /// polygons, transforms): whether `count` numbers make one value. nil for other types.
+    public func allowsComponents(_ count: Int) -> Bool? {
+        switch self {
+        case .pointF32, .dimensionsF32: count == 2
+        case .rectF32: count == 4
+        case .affineTransformF64: count == 9
+        case .polygonF32: count >= 6 && count % 2 == 0
+        default: nil
+        }
+    }
+}
+
 /// A decoded metadata value.
 public enum MetadataValue: Sendable, Hashable {
     case string(String)

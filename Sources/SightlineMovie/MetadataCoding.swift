@@ -45,11 +45,7 @@ enum MetadataCoding {
                 return
             default: throw mismatch()
             }
-            let fits =
-                signed
-                ? (bits == 64 || (wide >= -(1 << (bits - 1)) && wide < (1 << (bits - 1))))
-                : (wide >= 0 && (bits == 64 || wide < (1 << bits)))
-            guard fits else { throw mismatch() }
+            guard key.dataType.holds(wide) else { throw mismatch() }
             let pattern = UInt64(bitPattern: wide)
             for shift in stride(from: bits - 8, through: 0, by: -8) {
                 w.u8(UInt8(truncatingIfNeeded: pattern >> UInt64(shift)))
@@ -73,16 +69,13 @@ enum MetadataCoding {
             for unit in text.utf16 { w.u16(unit) }
         case .wellKnown(23): w.f32(Float(try number()))
         case .wellKnown(24): w.f64(try number())
-        case .wellKnown(65): try integer(bits: 8, signed: true)
-        case .wellKnown(66): try integer(bits: 16, signed: true)
-        case .wellKnown(67): try integer(bits: 32, signed: true)
-        case .wellKnown(74): try integer(bits: 64, signed: true)
-        case .wellKnown(75): try integer(bits: 8, signed: false)
-        case .wellKnown(76): try integer(bits: 16, signed: false)
-        case .wellKnown(77): try integer(bits: 32, signed: false)
-        case .wellKnown(78): try integer(bits: 64, signed: false)
-        case .wellKnown(let code) where floatCounts[code] != nil:
-            guard case .floats(let components) = value, floatCounts[code]!(components.count) else { throw mismatch() }
+        case _ where key.dataType.integerLayout != nil:
+            let (bits, signed) = key.dataType.integerLayout!
+            try integer(bits: bits, signed: signed)
+        case .wellKnown(let code) where key.dataType.allowsComponents(0) != nil:
+            guard case .floats(let components) = value, key.dataType.allowsComponents(components.count) == true else {
+                throw mismatch()
+            }
             for component in components {
                 if code == 79 { w.f64(component) } else { w.f32(Float(component)) }
             }
@@ -108,10 +101,6 @@ enum MetadataCoding {
     }
 
     /// Float-array types and which component counts they take.
-    private static let floatCounts: [UInt32: @Sendable (Int) -> Bool] = [
-        70: { $0 == 2 }, 71: { $0 == 2 }, 72: { $0 == 4 }, 79: { $0 == 9 }, 80: { $0 >= 6 && $0 % 2 == 0 },
-    ]
-
     /// The items of a sample. Unknown ids and id 0 are padding; an item that overruns the
     /// sample ends the list.
     static func items(in bytes: [UInt8], range: Range<Int>, format: MetadataTrackFormat, depth: Int = 0)
@@ -161,10 +150,10 @@ enum MetadataCoding {
         case .wellKnown(76): decoded = fixed(2) { .uint(UInt64(try $0.u16())) }
         case .wellKnown(77): decoded = fixed(4) { .uint(UInt64(try $0.u32())) }
         case .wellKnown(78): decoded = fixed(8) { .uint(try $0.u64()) }
-        case .wellKnown(let code) where floatCounts[code] != nil:
+        case .wellKnown(let code) where key.dataType.allowsComponents(0) != nil:
             let width = code == 79 ? 8 : 4
             let count = range.count / width
-            if range.count % width == 0, floatCounts[code]!(count) {
+            if range.count % width == 0, key.dataType.allowsComponents(count) == true {
                 decoded = .floats(
                     (0..<count).compactMap { _ in width == 8 ? try? r.f64() : (try? r.f32()).map(Double.init) })
             } else {
