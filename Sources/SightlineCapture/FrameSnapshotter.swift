@@ -7,7 +7,7 @@ public final class FrameSnapshotter {
     public let format: FrameInfo.Format
     public let maximumWidth: Int
     public let maximumHeight: Int
-    private var scaler: OpaquePointer?
+    private let scaler = PixelScaler()
     private var encoder: UnsafeMutablePointer<AVCodecContext>?
     private var frame: UnsafeMutablePointer<AVFrame>? = av_frame_alloc()
     private var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
@@ -30,7 +30,6 @@ public final class FrameSnapshotter {
     }
 
     deinit {
-        sws_freeContext(scaler)
         avcodec_free_context(&encoder)
         av_frame_free(&frame)
         av_packet_free(&packet)
@@ -49,36 +48,28 @@ public final class FrameSnapshotter {
         switch format {
         case .gray8:
             // Only the luma plane is read: gray is all a detector like Haar's needs.
-            let luma = try pixels.requireLumaPlane()
-            let scaled = try scale([luma], from: AV_PIX_FMT_GRAY8, pixels, to: .gray8, width: width, height: height)
+            let scaled = try scale(
+                [try pixels.requireLumaPlane()], from: AV_PIX_FMT_GRAY8, pixels, to: .gray8, size: (width, height))
             return (info, scaled.packedBytes(plane: 0))
         case .jpeg:
+            // JPEG wants full-range samples: yuvj420p has the same layout as yuv420p.
             let scaled = try scale(
-                pixels.planes, from: pixels.format.avPixelFormat, pixels, to: .yuv420p, width: width, height: height)
+                pixels.planes, from: pixels.format.avPixelFormat, pixels, to: .yuv420p, size: (width, height),
+                swscaleTarget: AV_PIX_FMT_YUVJ420P)
             return (info, try encodeJPEG(scaled))
         }
     }
 
     private func scale(
-        _ planes: [Plane], from source: AVPixelFormat, _ pixels: PixelBuffer, to target: PixelFormat, width: Int,
-        height: Int
+        _ planes: [Plane], from source: AVPixelFormat, _ pixels: PixelBuffer, to target: PixelFormat,
+        size: (width: Int, height: Int), swscaleTarget: AVPixelFormat? = nil
     ) throws -> PixelBuffer {
-        // JPEG wants full-range samples: yuvj420p has the same layout as yuv420p.
-        let targetFormat = target == .gray8 ? AV_PIX_FMT_GRAY8 : AV_PIX_FMT_YUVJ420P
-        scaler = sws_getCachedContext(
-            scaler, Int32(pixels.width), Int32(pixels.height), source, Int32(width), Int32(height), targetFormat,
-            SWS_AREA, nil, nil, nil)
-        guard let scaler else { throw SightlineError.detector("cannot scale frames in \(pixels.format.rawValue)") }
-        var sources = planes.map { $0.baseAddress.assumingMemoryBound(to: UInt8.self) as UnsafePointer<UInt8>? }
-        sources += Array(repeating: nil, count: 4 - sources.count)
-        var sourceStrides = planes.map { Int32($0.bytesPerRow) } + Array(repeating: 0, count: 4 - planes.count)
-        let geometry = target.planeGeometry(width: width, height: height)
-        var targetStrides = geometry.map { Int32($0.bytesPerRow) } + Array(repeating: 0, count: 4 - geometry.count)
-        return PixelBuffer(format: target, width: width, height: height) { bases in
-            var targets: [UnsafeMutablePointer<UInt8>?] = bases.map { $0.assumingMemoryBound(to: UInt8.self) }
-            targets += Array(repeating: nil, count: 4 - targets.count)
-            _ = sws_scale(scaler, &sources, &sourceStrides, 0, Int32(pixels.height), &targets, &targetStrides)
-        }
+        guard
+            let scaled = scaler.convert(
+                planes, from: source, width: pixels.width, height: pixels.height, to: target,
+                swscaleTarget: swscaleTarget, size: size, algorithm: SWS_AREA)
+        else { throw SightlineError.detector("cannot scale frames in \(pixels.format.rawValue)") }
+        return scaled
     }
 
     private func encodeJPEG(_ image: PixelBuffer) throws -> [UInt8] {
@@ -90,19 +81,7 @@ public final class FrameSnapshotter {
         frame.pointee.quality = context.pointee.global_quality
         frame.pointee.pts = nextTimestamp  // the encoder wants them to increase
         nextTimestamp += 1
-        withUnsafeMutableBytes(of: &frame.pointee.data) { data in
-            for (index, plane) in image.planes.enumerated() {
-                data.storeBytes(
-                    of: UnsafeMutablePointer(mutating: plane.baseAddress.assumingMemoryBound(to: UInt8.self)),
-                    toByteOffset: index * MemoryLayout<UnsafeMutablePointer<UInt8>?>.stride,
-                    as: UnsafeMutablePointer<UInt8>?.self)
-            }
-        }
-        withUnsafeMutableBytes(of: &frame.pointee.linesize) { strides in
-            for (index, plane) in image.planes.enumerated() {
-                strides.storeBytes(of: Int32(plane.bytesPerRow), toByteOffset: index * 4, as: Int32.self)
-            }
-        }
+        frame.attach(image.planes)
         var result = avcodec_send_frame(context, frame)
         guard result >= 0 else { throw SightlineError.detector("JPEG encoding failed: \(ffmpegError(result))") }
         result = avcodec_receive_packet(context, packet)
@@ -134,19 +113,5 @@ public final class FrameSnapshotter {
         }
         encoder = context
         return context
-    }
-}
-
-extension PixelFormat {
-    /// The same layout as FFmpeg names it.
-    var avPixelFormat: AVPixelFormat {
-        switch self {
-        case .gray8: AV_PIX_FMT_GRAY8
-        case .nv12: AV_PIX_FMT_NV12
-        case .yuyv: AV_PIX_FMT_YUYV422
-        case .rgb24: AV_PIX_FMT_RGB24
-        case .bgr24: AV_PIX_FMT_BGR24
-        case .yuv420p: AV_PIX_FMT_YUV420P
-        }
     }
 }

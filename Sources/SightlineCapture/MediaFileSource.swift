@@ -30,7 +30,7 @@ public final class MediaFileSource: FrameSource {
     private let streamIndex: Int32
     private let timeBase: AVRational
     private var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
-    private let scaler = YUV420Scaler()
+    private let scaler = PixelScaler()
     /// An allocated frame the decoder had nothing for yet, reused for the next attempt.
     private var spareFrame: UnsafeMutablePointer<AVFrame>?
     /// The stream's H.264 parameter sets, Annex B, when the video is H.264 (else nil): what

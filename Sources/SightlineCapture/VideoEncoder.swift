@@ -48,7 +48,7 @@ public final class VideoEncoder {
     private var context: UnsafeMutablePointer<AVCodecContext>?
     private var frame: UnsafeMutablePointer<AVFrame>? = av_frame_alloc()
     private var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
-    private let scaler = YUV420Scaler()
+    private let scaler = PixelScaler()
     private var durations: [Int64: MediaTime] = [:]
     /// Makes the next frame a key frame, for a subscriber that just arrived.
     public var forceKeyFrame = false
@@ -113,19 +113,7 @@ public final class VideoEncoder {
             frame.pointee.pts = pts
             frame.pointee.pict_type = forceKeyFrame ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
             forceKeyFrame = false
-            withUnsafeMutableBytes(of: &frame.pointee.data) { data in
-                for (index, plane) in planes.enumerated() {
-                    data.storeBytes(
-                        of: UnsafeMutablePointer(mutating: plane.baseAddress.assumingMemoryBound(to: UInt8.self)),
-                        toByteOffset: index * MemoryLayout<UnsafeMutablePointer<UInt8>?>.stride,
-                        as: UnsafeMutablePointer<UInt8>?.self)
-                }
-            }
-            withUnsafeMutableBytes(of: &frame.pointee.linesize) { strides in
-                for (index, plane) in planes.enumerated() {
-                    strides.storeBytes(of: Int32(plane.bytesPerRow), toByteOffset: index * 4, as: Int32.self)
-                }
-            }
+            frame.attach(planes)
             // The frame's planes are not reference-counted, so libavcodec copies what it keeps.
             let sent = avcodec_send_frame(context, frame)
             guard sent >= 0 else { throw SightlineError.sourceFailed(source: "encoder", reason: ffmpegError(sent)) }
@@ -166,12 +154,9 @@ public final class VideoEncoder {
     /// Hands yuv420p planes straight through; other layouts go through swscale.
     private func withYUV420(_ pixels: PixelBuffer, _ body: ([Plane]) throws -> Void) throws {
         if pixels.format == .yuv420p { return try body(pixels.planes) }
-        let source = pixels.format.avPixelFormat
-        let planes = pixels.planes.map { $0.baseAddress.assumingMemoryBound(to: UInt8.self) as UnsafePointer<UInt8>? }
         guard
             let converted = scaler.convert(
-                planes: planes, strides: pixels.planes.map { Int32($0.bytesPerRow) }, from: source, width: width,
-                height: height)
+                pixels.planes, from: pixels.format.avPixelFormat, width: width, height: height)
         else {
             throw SightlineError.sourceFailed(source: "encoder", reason: "cannot convert \(pixels.format)")
         }

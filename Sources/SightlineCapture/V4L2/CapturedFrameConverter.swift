@@ -11,7 +11,7 @@ public final class CapturedFrameConverter {
     public let width: Int
     public let height: Int
     public let bytesPerLine: Int
-    private let scaler = YUV420Scaler()
+    private let scaler = PixelScaler()
     private var decoder: UnsafeMutablePointer<AVCodecContext>?
     private var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
     private var decoded: UnsafeMutablePointer<AVFrame>? = av_frame_alloc()
