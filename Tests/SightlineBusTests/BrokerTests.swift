@@ -9,8 +9,8 @@ import Testing
 /// Two sources and two subscribers meeting at one broker over tcp loopback.
 @Suite struct BrokerTests {
     @Test func fansInAndOut() async throws {
-        let frontend = try Endpoint("tcp://127.0.0.1:\(LoopbackPort.free())")
-        let backend = try Endpoint("tcp://127.0.0.1:\(LoopbackPort.free())")
+        let frontend = try Endpoint("tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())")
+        let backend = try Endpoint("tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())")
         let broker = try Broker(frontend: frontend, backend: backend)
         try broker.start()
         defer { broker.stop() }
@@ -36,7 +36,8 @@ import Testing
     @Test func bindsLoopbackUnlessTold() throws {
         #expect(throws: SightlineError.self) {
             try Broker(
-                frontend: try Endpoint("tcp://0.0.0.0:\(LoopbackPort.free())"), backend: try Endpoint("inproc://b"))
+                frontend: try Endpoint("tcp://0.0.0.0:\(Endpoint.freeLoopbackPort())"),
+                backend: try Endpoint("inproc://b"))
         }
     }
 }
@@ -48,8 +49,8 @@ import Testing
         let (brokerKey, source, viewer, stranger) = try (
             CurveKeyPair.generate(), CurveKeyPair.generate(), CurveKeyPair.generate(), CurveKeyPair.generate()
         )
-        let frontend = try Endpoint("tcp://127.0.0.1:\(LoopbackPort.free())")
-        let backend = try Endpoint("tcp://127.0.0.1:\(LoopbackPort.free())")
+        let frontend = try Endpoint("tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())")
+        let backend = try Endpoint("tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())")
         let broker = try Broker(
             frontend: frontend, backend: backend,
             curve: CurveServer(keyPair: brokerKey, allowedClients: [source.publicKey, viewer.publicKey]))

@@ -12,7 +12,7 @@ func statusMessage(_ source: String) -> Message {
 }
 
 @Suite struct BusTests {
-    @Test(arguments: ["inproc://bus-test", "tcp://127.0.0.1:\(LoopbackPort.free())"])
+    @Test(arguments: ["inproc://bus-test", "tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())"])
     func subscriberReceivesWhatIsPublished(endpoint: String) async throws {
         let publisher = try Publisher(endpoint: try Endpoint(endpoint), logger: logger)
         let subscriber = try Subscriber(endpoints: [try Endpoint(endpoint)], topics: ["status/cam1/"])
@@ -36,7 +36,7 @@ func statusMessage(_ source: String) -> Message {
     }
 
     @Test func refusesBusyInvalidAndExposedEndpoints() throws {
-        let port = LoopbackPort.free()
+        let port = Endpoint.freeLoopbackPort()
         let first = try Publisher(endpoint: try Endpoint("tcp://127.0.0.1:\(port)"), logger: logger)
         #expect(throws: SightlineError.endpointInUse("tcp://127.0.0.1:\(port)")) {
             try Publisher(endpoint: try Endpoint("tcp://127.0.0.1:\(port)"), logger: logger)

@@ -13,7 +13,7 @@ import Testing
         let server = try CurveKeyPair.generate()
         let allowed = try CurveKeyPair.generate()
         let stranger = try CurveKeyPair.generate()
-        let endpoint = try Endpoint("tcp://127.0.0.1:\(LoopbackPort.free())")
+        let endpoint = try Endpoint("tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())")
         let publisher = try Publisher(
             endpoint: endpoint, curve: CurveServer(keyPair: server, allowedClients: [allowed.publicKey]), logger: logger
         )
@@ -48,7 +48,7 @@ import Testing
     }
 
     @Test func aNetworkBindNeedsKeysOrInsecure() throws {
-        let port = LoopbackPort.free()
+        let port = Endpoint.freeLoopbackPort()
         #expect(throws: SightlineError.self) {
             try Publisher(endpoint: try Endpoint("tcp://0.0.0.0:\(port)"), logger: logger)
         }

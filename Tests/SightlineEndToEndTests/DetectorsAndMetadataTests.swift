@@ -112,7 +112,7 @@ import Testing
     /// placed on the source's timeline and recorded one track per identifier; the bad ones
     /// are counted by reason, and the run goes on.
     @Test func clientMetadataIsCheckedPlacedAndRecorded() async throws {
-        let input = try Endpoint("tcp://127.0.0.1:\(LoopbackPort.free())")
+        let input = try Endpoint("tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())")
         var configuration = PipelineConfiguration(source: SampleMedia.barcodes640x480.path)
         configuration.publish = try Endpoint("inproc://metadata-e2e")
         configuration.detect = [.barcodes]

@@ -15,7 +15,7 @@ let logger = Logger(label: "test")
     /// analysed frame with faces, enter/leave pairs, one empty faces message per exit of
     /// the last face, and a stopped status whose counters account for every frame.
     @Test func subscriberReceivesTheRunEndToEnd() async throws {
-        let endpoint = try Endpoint("tcp://127.0.0.1:\(LoopbackPort.free())")
+        let endpoint = try Endpoint("tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())")
         var configuration = PipelineConfiguration(source: SampleMedia.faces640x480.path)
         configuration.sourceID = "e2e"
         configuration.publish = endpoint
@@ -163,11 +163,12 @@ let logger = Logger(label: "test")
 
     @Test func unreachableURL() throws {
         try expectOneLineError(
-            ["run", "--source", "rtsp://127.0.0.1:\(LoopbackPort.free())/live"], mentioning: "cannot open rtsp://")
+            ["run", "--source", "rtsp://127.0.0.1:\(Endpoint.freeLoopbackPort())/live"],
+            mentioning: "cannot open rtsp://")
     }
 
     @Test func endpointInUse() throws {
-        let endpoint = "tcp://127.0.0.1:\(LoopbackPort.free())"
+        let endpoint = "tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())"
         let holder = try Publisher(endpoint: try Endpoint(endpoint), logger: logger)
         try expectOneLineError(["run", "--publish", endpoint], mentioning: "already in use")
         _ = holder
@@ -208,7 +209,7 @@ let logger = Logger(label: "test")
     @Test(arguments: [SIGINT, SIGTERM])
     func signalStopsGracefully(signal: Int32) throws {
         let outcome = try sightline(
-            ["run", "--realtime", "--loop", "--print", "--publish", "tcp://127.0.0.1:\(LoopbackPort.free())"],
+            ["run", "--realtime", "--loop", "--print", "--publish", "tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())"],
             timeout: 20, signal: (signal, after: 2))
         #expect(outcome.status == 0, "\(outcome.stderrLines)")
         let last = try JSONDecoder().decode(Message.self, from: Data(outcome.stdout.split(separator: "\n").last!.utf8))
@@ -223,7 +224,8 @@ let logger = Logger(label: "test")
     /// The main command on the bundled sample, printing what it publishes.
     @Test func runPrintsItsEvents() throws {
         let outcome = try sightline(
-            ["run", "--print", "--every-frame", "--publish", "tcp://127.0.0.1:\(LoopbackPort.free())"], timeout: 60)
+            ["run", "--print", "--every-frame", "--publish", "tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())"],
+            timeout: 60)
         #expect(outcome.status == 0, "\(outcome.stderrLines)")
         let lines = outcome.stdout.split(separator: "\n")
         let messages = try lines.map { try JSONDecoder().decode(Message.self, from: Data($0.utf8)) }

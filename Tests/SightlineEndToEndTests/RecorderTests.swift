@@ -31,7 +31,7 @@ import Testing
         let outcome = try cli.sightline(
             [
                 "run", "--every-frame", "--reencode", "--record", out, "--print", "--publish",
-                "tcp://127.0.0.1:\(LoopbackPort.free())",
+                "tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())",
             ],
             timeout: 120)
         #expect(outcome.status == 0, "\(outcome.stderrLines)")
@@ -70,7 +70,7 @@ import Testing
     @Test func passThroughRecordsTheSameBytes() throws {
         let out = directory.file("pass")
         let outcome = try cli.sightline(
-            ["run", "--record", out, "--publish", "tcp://127.0.0.1:\(LoopbackPort.free())"], timeout: 60)
+            ["run", "--record", out, "--publish", "tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())"], timeout: 60)
         #expect(outcome.status == 0, "\(outcome.stderrLines)")
         let file = try #require(try recordings(in: out).first)
         let movie = try MovieReader(path: file)
@@ -85,7 +85,7 @@ import Testing
 
     /// Two processes, as across two hosts: `run` publishes video only once `record` subscribes.
     @Test func recordInAnotherProcess() throws {
-        let port = LoopbackPort.free()
+        let port = Endpoint.freeLoopbackPort()
         let out = directory.file("two")
         let recorder = try Background([
             "record", "--connect", "tcp://127.0.0.1:\(port)", "--out", out, "--until-stopped",
@@ -108,7 +108,7 @@ import Testing
         for (folder, name) in [(keys, "server"), ("\(keys)/allowed", "recorder"), (keys, "stranger")] {
             #expect(try cli.sightline(["keys", "generate", "--out", folder, "--name", name]).status == 0)
         }
-        let port = LoopbackPort.free()
+        let port = Endpoint.freeLoopbackPort()
         let out = directory.file("curve")
         let recorder = try Background([
             "record", "--connect", "tcp://127.0.0.1:\(port)", "--out", out, "--until-stopped",
@@ -134,7 +134,7 @@ import Testing
     /// `kill -9` in the middle of a file, then a restart: the file is recovered with every
     /// complete fragment (2 s each) and decodes.
     @Test func aKilledRecorderIsRecoveredOnRestart() throws {
-        let port = LoopbackPort.free()
+        let port = Endpoint.freeLoopbackPort()
         let out = directory.file("killed")
         let recorder = try Background(["record", "--connect", "tcp://127.0.0.1:\(port)", "--out", out])
         let run = try Background([
@@ -278,7 +278,7 @@ import Testing
         let limited = try cli.sightline(
             [
                 "run", "--realtime", "--record", disk.path, "--min-free", "800K", "--fragment", "0.5", "--publish",
-                "tcp://127.0.0.1:\(LoopbackPort.free())",
+                "tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())",
             ],
             timeout: 60)
         #expect(
@@ -294,7 +294,7 @@ import Testing
         let failing = try cli.sightline(
             [
                 "run", "--record", full.path, "--min-free", "0", "--fragment", "0.5", "--publish",
-                "tcp://127.0.0.1:\(LoopbackPort.free())",
+                "tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())",
             ],
             timeout: 60)
         #expect(failing.stderrLines.contains { $0.contains("No space left on device") })
