@@ -4,20 +4,11 @@ import SightlineCore
 import Synchronization
 
 /// A barcode or 2D code as the reader reports it, in pixels of the image it was given.
-public struct BarcodeDetection: Sendable, Hashable {
+public struct BarcodeDetection: Sendable {
     public var type: MachineReadableCodeType
     public var text: String
     /// Top-left, top-right, bottom-right, bottom-left, in the symbol's own orientation.
     public var corners: [(x: Int, y: Int)]
-
-    public static func == (a: BarcodeDetection, b: BarcodeDetection) -> Bool {
-        a.type == b.type && a.text == b.text && a.corners.elementsEqual(b.corners, by: ==)
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(type)
-        hasher.combine(text)
-    }
 
     /// The code as a metadata object (ID 0 until a tracker gives it one).
     public func object(imageWidth: Int, imageHeight: Int, time: MediaTime, duration: MediaTime?)
