@@ -106,16 +106,18 @@ public struct CurveClient: Sendable {
 }
 
 extension Socket {
+    /// Sets a text option as its bytes, without a terminating NUL (which ZeroMQ would
+    /// otherwise keep as part of a ZAP domain).
     func setOption(_ option: Int32, text: String) {
-        var bytes = Array(text.utf8CString)
+        var bytes = Array(text.utf8)
         zmq_setsockopt(handle, option, &bytes, bytes.count)
     }
 
     func makeCurveServer(_ server: CurveServer) {
-        ZAPHandler.shared.allow(server.allowedClients)
+        let domain = ZAPHandler.shared.register(server.allowedClients)
         setOption(ZMQ_CURVE_SERVER, 1)
         setOption(ZMQ_CURVE_SECRETKEY, text: server.keyPair.secretKey)
-        setOption(ZMQ_ZAP_DOMAIN, text: "sightline")
+        setOption(ZMQ_ZAP_DOMAIN, text: domain)
     }
 
     func makeCurveClient(_ client: CurveClient) {
@@ -126,24 +128,46 @@ extension Socket {
 }
 
 /// ZeroMQ's authentication hook (ZAP, RFC 27): a REP socket on `inproc://zeromq.zap.01`
-/// that answers each CURVE handshake with 200 for an allowed client key, 400 otherwise.
+/// that answers each CURVE handshake with 200 for a client key the server's allow-list
+/// holds, 400 otherwise. One handler serves the whole process, so each CURVE server socket
+/// gets its own ZAP domain and a key allowed by one server is not let in by another.
 /// Runs on its own thread from the first CURVE server on, until the context ends.
 final class ZAPHandler: @unchecked Sendable {
     static let shared = ZAPHandler()
-    private let allowed = NSLock()
-    private var keys: Set<String> = []
+    private let lock = NSLock()
+    private var allowLists: [String: Set<String>] = [:]
+    private var refusals: [String: Int] = [:]
     private var started = false
 
-    func allow(_ clients: Set<String>) {
-        allowed.lock()
-        defer { allowed.unlock() }
-        keys.formUnion(clients)
-        guard !started, let socket = try? Socket(type: ZMQ_REP),
+    /// How many handshakes of client `key` were refused so far.
+    func refusals(of key: String) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return refusals[key, default: 0]
+    }
+
+    /// Registers one server's allow-list and returns the ZAP domain its socket announces.
+    func register(_ clients: Set<String>) -> String {
+        lock.lock()
+        defer { lock.unlock() }
+        let domain = "sightline-\(allowLists.count)"
+        allowLists[domain] = clients
+        if !started, let socket = try? Socket(type: ZMQ_REP),
             (try? socket.bind(Endpoint("inproc://zeromq.zap.01"))) != nil
-        else { return }
-        started = true
-        let box = SocketHolder(socket)
-        Thread.detachNewThread { [self] in serve(box.socket) }
+        {
+            started = true
+            let box = SocketHolder(socket)
+            Thread.detachNewThread { [self] in serve(box.socket) }
+        }
+        return domain
+    }
+
+    private func allows(domain: [UInt8], key: String) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        let allowed = allowLists[String(decoding: domain, as: UTF8.self)]?.contains(key) ?? false
+        if !allowed { refusals[key, default: 0] += 1 }
+        return allowed
     }
 
     private func serve(_ socket: Socket) {
@@ -154,17 +178,16 @@ final class ZAPHandler: @unchecked Sendable {
                 if zmq_errno() == ETERM { break }
                 continue
             }
-            guard request.count >= 6 else { continue }
+            // A REP socket must answer every request before it can read the next one.
             var status = "400"
             if request.count >= 7, String(decoding: request[5], as: UTF8.self) == "CURVE", request[6].count == 32 {
                 var text = [CChar](repeating: 0, count: 41)
                 _ = request[6].withUnsafeBufferPointer { zmq_z85_encode(&text, $0.baseAddress, 32) }
-                allowed.lock()
-                if keys.contains(String(nulTerminated: text)) { status = "200" }
-                allowed.unlock()
+                if allows(domain: request[2], key: String(nulTerminated: text)) { status = "200" }
             }
             _ = try? socket.send([
-                request[0], request[1], Array(status.utf8), Array((status == "200" ? "OK" : "not allowed").utf8), [],
+                request.first ?? Array("1.0".utf8), request.count > 1 ? request[1] : [], Array(status.utf8),
+                Array((status == "200" ? "OK" : "not allowed").utf8), [],
                 [],
             ])
         }

@@ -97,7 +97,10 @@ public final class Publisher: Sendable {
     /// that must not lose its first messages waits here first.
     public func waitForSubscriber(timeout: Duration) async -> Bool {
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        while true {
+            // Whether time is up is decided before reading, so the last read always happens
+            // after the deadline: on a busy machine this task can resume long after a read.
+            let expired = ContinuousClock.now >= deadline
             let count = await withCheckedContinuation { continuation in
                 queue.async { [self] in
                     readSubscriptions(waitMs: 20)
@@ -105,8 +108,8 @@ public final class Publisher: Sendable {
                 }
             }
             if count > 0 { return true }
+            if expired { return false }
         }
-        return false
     }
 
     /// Whether some subscriber currently receives `topic`: lets a producer skip work (such as

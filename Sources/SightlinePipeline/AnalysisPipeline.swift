@@ -91,6 +91,14 @@ public final class AnalysisPipeline: Service, Sendable {
             let opened = try MediaFileSource(url: configuration.source, options: configuration.sourceOptions)
             (source, file) = (opened, opened)
         }
+        // Detectors check their settings before anything is bound, so a bad option is the
+        // error reported, not a busy port.
+        let faceDetector =
+            try configuration.detect.contains(.faces)
+            ? FaceDetector(configuration: configuration.detector) : nil
+        let barcodeDetector =
+            try configuration.detect.contains(.barcodes)
+            ? BarcodeDetector(configuration: configuration.barcodes) : nil
         publisher = try Publisher(
             endpoint: configuration.publish, alsoBind: configuration.alsoPublish,
             allowRemote: configuration.allowRemote, curve: configuration.curve,
@@ -111,15 +119,13 @@ public final class AnalysisPipeline: Service, Sendable {
                     maximumFramesInFlight: 4))
             return analysis
         }
-        if configuration.detect.contains(.faces) {
+        if let faceDetector {
             if let notice = FaceDetector.instructionSet.fallbackNotice { logger.warning("\(notice)") }
-            faces = analysis(try FaceDetector(configuration: configuration.detector), output: "detect")
+            faces = analysis(faceDetector, output: "detect")
         } else {
             faces = nil
         }
-        codes =
-            configuration.detect.contains(.barcodes)
-            ? analysis(try BarcodeDetector(configuration: configuration.barcodes), output: "codes") : nil
+        codes = barcodeDetector.map { analysis($0, output: "codes") }
         if let frames = configuration.frames {
             let framesOutput = try FramesPublishing(
                 configuration: frames, publisher: publisher, sourceID: configuration.sourceID, logger: logger)

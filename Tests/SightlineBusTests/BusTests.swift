@@ -16,7 +16,7 @@ func statusMessage(_ source: String) -> Message {
     func subscriberReceivesWhatIsPublished(endpoint: String) async throws {
         let publisher = try Publisher(endpoint: try Endpoint(endpoint), logger: logger)
         let subscriber = try Subscriber(endpoints: [try Endpoint(endpoint)], topics: ["status/cam1/"])
-        #expect(await publisher.waitForSubscriber(timeout: .seconds(5)))
+        #expect(await publisher.waitForSubscriber(timeout: .seconds(20)))
         for _ in 0..<3 { publisher.publish(statusMessage("cam1")) }
         publisher.publish(statusMessage("cam10"))  // must not match "status/cam1/"
         await publisher.flush()
@@ -29,7 +29,7 @@ func statusMessage(_ source: String) -> Message {
     @Test func sequenceNumbersArePerTopic() async throws {
         let publisher = try Publisher(endpoint: try Endpoint("inproc://seq-test"), logger: logger)
         let subscriber = try Subscriber(endpoints: [try Endpoint("inproc://seq-test")], topics: ["status/"])
-        #expect(await publisher.waitForSubscriber(timeout: .seconds(5)))
+        #expect(await publisher.waitForSubscriber(timeout: .seconds(20)))
         for source in ["a", "b", "a"] { publisher.publish(statusMessage(source)) }
         let received = try subscriber.collect(count: 3).map { "\($0.message.source)\($0.message.seq)" }
         #expect(received == ["a0", "b0", "a1"])

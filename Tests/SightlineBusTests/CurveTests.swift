@@ -17,6 +17,12 @@ import Testing
         let publisher = try Publisher(
             endpoint: endpoint, curve: CurveServer(keyPair: server, allowedClients: [allowed.publicKey]), logger: logger
         )
+        // Another server in the same process, with the same key, that does allow the
+        // stranger: its allow-list must not open the first one.
+        let other = try Publisher(
+            endpoint: Endpoint("tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())"),
+            curve: CurveServer(keyPair: server, allowedClients: [stranger.publicKey]), logger: logger)
+        defer { withExtendedLifetime(other) {} }
         let topics = Subscriber.topics(kinds: [.status], source: "cam1")
         let friend = try Subscriber(
             endpoints: [endpoint], topics: topics,
@@ -25,8 +31,8 @@ import Testing
             endpoints: [endpoint], topics: topics,
             curve: CurveClient(keyPair: stranger, serverPublicKey: server.publicKey))
         let plain = try Subscriber(endpoints: [endpoint], topics: topics)
-        #expect(await publisher.waitForSubscriber(timeout: .seconds(5)))
-        try await Task.sleep(for: .milliseconds(300))  // let the refused handshakes finish too
+        #expect(await publisher.waitForSubscriber(timeout: .seconds(20)))
+        #expect(try await turnedAway(stranger))
         for _ in 0..<50 { publisher.publish(statusMessage("cam1")) }
         await publisher.flush()
 
@@ -57,4 +63,15 @@ import Testing
             endpoint: try Endpoint("tcp://0.0.0.0:\(port)"), curve: CurveServer(keyPair: server, allowedClients: []),
             logger: logger)
     }
+}
+
+/// Waits until a handshake with `client`'s key has been refused (up to 20 s), so that a
+/// check that it received nothing means something.
+func turnedAway(_ client: CurveKeyPair) async throws -> Bool {
+    let deadline = ContinuousClock.now + .seconds(20)
+    while ZAPHandler.shared.refusals(of: client.publicKey) == 0 {
+        guard ContinuousClock.now < deadline else { return false }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    return true
 }

@@ -7,6 +7,7 @@ import SightlinePipeline
 import SightlineRecorder
 import SightlineSamples
 import SightlineTesting
+import Synchronization
 import Testing
 
 @testable import SightlineBus
@@ -122,6 +123,7 @@ import Testing
         configuration.video = .always
         configuration.metadataIn = input
         configuration.metadataInRate = 50
+        let detected = Mutex(0)  // the frame the detector's group is timed at
         let (messages, counters) = try await run(configuration, kinds: [.metadata, .video]) { pipeline in
             let client = try Socket(type: ZMQ_PUB)
             try client.connect(input)
@@ -142,12 +144,16 @@ import Testing
                 try send(group("gps", "{\(location),\"value\":\"+48.8580+002.2945+035.000/\"}"))
                 try await Task.sleep(for: .milliseconds(20))
             }
-            // A detector's result, timed at a frame it saw (frame 150).
+            // A detector's result, timed at a frame it saw: half a second past the newest one,
+            // so it comes before that frame leaves the recorder's 1 s delay even when this
+            // task gets little time on a busy machine.
+            let detectedFrame = pipeline.counters.framesIn + 15
+            detected.withLock { $0 = detectedFrame }
             try send(
                 group(
                     "haar",
                     #"{"identifier":"mdta/com.example.haar-faces","dataType":"utf8","value":"[[0.1,0.2,0.3,0.4]]"}"#,
-                    time: #""time":{"value":5,"timescale":1},"#))
+                    time: #""time":{"value":\#(detectedFrame),"timescale":30},"#))
             for step in 0..<4 {
                 try send(group("gps", "{\(location),\"value\":\"+48.858\(step)+002.2945+035.000/\"}"))
                 try await Task.sleep(for: .milliseconds(300))
@@ -175,8 +181,10 @@ import Testing
             }
             try await Task.sleep(for: .milliseconds(300))
             client.close()
-            // Past the detector's group at 5 s, however slowly this machine got here; then stop.
-            while pipeline.counters.framesIn < 200 { try await Task.sleep(for: .milliseconds(50)) }
+            // Past the detector's group, however slowly this machine got here; then stop.
+            while pipeline.counters.framesIn < max(200, detectedFrame + 60) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
             pipeline.stop()
         }
         #expect(counters.framesIn >= 200)
@@ -194,7 +202,8 @@ import Testing
         #expect(republished.count == metadataIn.accepted)
         #expect(republished.filter { $0.message.metadata?.input == "flood" }.count == 300 - flooded)
         let haar = try #require(republished.first { $0.message.metadata?.input == "haar" })
-        #expect(haar.message.time == MediaTime(value: 5, timescale: 1))
+        let detectedAt = MediaTime(value: Int64(detected.withLock { $0 }), timescale: 30)
+        #expect(haar.message.time == detectedAt)
 
         // Recorded: the location track says where, exiftool shows GPS; the detector's own
         // track holds its value at its frame's time.
@@ -220,7 +229,7 @@ import Testing
         #expect(exif.contains("48 deg 51' 28.80\" N") && exif.contains("2 deg 17' 40.20\" E"), "\(exif)")
         let detections = try movie.metadataGroups(track: try track("mdta/com.example.haar-faces"))
         let detection = try #require(detections.first { $0.items.first?.value == .string("[[0.1,0.2,0.3,0.4]]") })
-        #expect(detection.time == MediaTime(value: 5, timescale: 1))
+        #expect(detection.time == detectedAt)
         let inspect = try CommandLineTests().sightline(["inspect", file]).stdout
         #expect(inspect.contains("mdta/com.example.haar-faces (utf8)"))
     }

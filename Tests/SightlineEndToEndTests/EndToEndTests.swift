@@ -90,7 +90,8 @@ let logger = Logger(label: "test")
         var stderrLines: [String]
     }
 
-    /// Runs sightline; `signal` is sent once, `after` seconds, if given.
+    /// Runs sightline; `signal` is sent once, if given, `after` seconds counted from its
+    /// first output (a busy machine can take seconds to start it).
     func sightline(_ arguments: [String], timeout: TimeInterval = 30, signal: (Int32, after: TimeInterval)? = nil)
         throws -> Outcome
     {
@@ -113,14 +114,19 @@ let logger = Logger(label: "test")
         let readers = DispatchGroup()
         for (pipe, sink) in [(out, stdoutData), (err, stderrData)] {
             DispatchQueue.global().async(group: readers) {
-                let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                sink.data.withLock { $0 = data }
+                while case let data = pipe.fileHandleForReading.availableData, !data.isEmpty {
+                    sink.data.withLock { $0.append(data) }
+                }
             }
         }
         let started = Date()
+        var firstOutput: Date?
         var signalled = false
         while process.isRunning && Date() < started.addingTimeInterval(timeout) {
-            if let signal, !signalled, Date() > started.addingTimeInterval(signal.after) {
+            if firstOutput == nil, !stdoutData.data.withLock(\.isEmpty) || !stderrData.data.withLock(\.isEmpty) {
+                firstOutput = Date()
+            }
+            if let signal, !signalled, let firstOutput, Date() > firstOutput.addingTimeInterval(signal.after) {
                 kill(process.processIdentifier, signal.0)
                 signalled = true
             }
