@@ -46,15 +46,23 @@ public final class BarcodeDetector {
     /// 2D readers take most of the time, and the linear ones are done well before them.
     private let passes: [Pass]
 
-    public init(configuration: Configuration = Configuration()) throws {
+    public convenience init(configuration: Configuration = Configuration()) throws {
+        try self.init(configuration: configuration, zxingBinarizer: false)
+    }
+
+    /// `zxingBinarizer` leaves the 2D pass's binarisation to zxing-cpp instead of the shim's
+    /// faster copy of it (tests compare the two).
+    init(configuration: Configuration, zxingBinarizer: Bool) throws {
         guard !configuration.types.isEmpty else { throw SightlineError.invalidArgument("no code types to look for") }
         self.configuration = configuration
         let groups = [
             configuration.types.subtracting(Self.matrixTypes), configuration.types.intersection(Self.matrixTypes),
         ]
+        var options: Int32 = 0
+        if configuration.tryHarder { options |= Int32(SL_BARCODE_TRY_HARDER) }
+        if zxingBinarizer { options |= Int32(SL_BARCODE_ZXING_BINARIZER) }
         passes = try groups.filter { !$0.isEmpty }.map { types in
-            try Pass(
-                formats: types.reduce(Int32(0)) { $0 | Self.zxingFormats(for: $1) }, tryHarder: configuration.tryHarder)
+            try Pass(formats: types.reduce(Int32(0)) { $0 | Self.zxingFormats(for: $1) }, options: options)
         }
     }
 
@@ -139,9 +147,9 @@ private final class Pass: @unchecked Sendable {
     private var results = [sl_barcode](repeating: sl_barcode(), count: 32)
     private var errorBuffer = [CChar](repeating: 0, count: 256)
 
-    init(formats: Int32, tryHarder: Bool) throws {
+    init(formats: Int32, options: Int32) throws {
         var error = [CChar](repeating: 0, count: 256)
-        guard let handle = sl_barcode_reader_create(formats, tryHarder ? 1 : 0, &error, error.count) else {
+        guard let handle = sl_barcode_reader_create(formats, options, &error, error.count) else {
             throw SightlineError.detector(String(nulTerminated: error))
         }
         self.handle = handle
