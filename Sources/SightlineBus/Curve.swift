@@ -1,5 +1,6 @@
 import CZMQ
 import Foundation
+import Logging
 import SightlineCore
 
 /// A CURVE key pair in ZeroMQ's Z85 text form (40 characters each).
@@ -172,6 +173,9 @@ final class ZAPHandler: @unchecked Sendable {
 
     private func serve(_ socket: Socket) {
         socket.setOption(ZMQ_LINGER, 0)
+        // An operator should see that someone is knocking, but a peer retrying every 100 ms
+        // must not flood the log.
+        var refusalLog = RateLimitedLog(logger: Logger(label: "sightline.curve"))
         while true {
             // Blocks until a handshake arrives; ends with the context (ETERM).
             guard let request = try? socket.receive(timeoutMs: -1) else {
@@ -183,7 +187,14 @@ final class ZAPHandler: @unchecked Sendable {
             if request.count >= 7, String(decoding: request[5], as: UTF8.self) == "CURVE", request[6].count == 32 {
                 var text = [CChar](repeating: 0, count: 41)
                 _ = request[6].withUnsafeBufferPointer { zmq_z85_encode(&text, $0.baseAddress, 32) }
-                if allows(domain: request[2], key: String(nulTerminated: text)) { status = "200" }
+                let key = String(nulTerminated: text)
+                if allows(domain: request[2], key: key) {
+                    status = "200"
+                } else {
+                    refusalLog.warning(
+                        "a CURVE client was refused: its key is not on the allow-list", reason: "refused",
+                        metadata: ["key": "\(key)", "address": "\(String(decoding: request[3], as: UTF8.self))"])
+                }
             }
             _ = try? socket.send([
                 request.first ?? Array("1.0".utf8), request.count > 1 ? request[1] : [], Array(status.utf8),
