@@ -96,18 +96,32 @@ public final class Publisher: Sendable {
     /// whether one did. ZeroMQ delivers only to subscribers already connected, so a run
     /// that must not lose its first messages waits here first.
     public func waitForSubscriber(timeout: Duration) async -> Bool {
+        await waitForSubscriptions(timeout: timeout) { $0.subscriptions > 0 }
+    }
+
+    /// Waits until a subscription to exactly `prefix` has arrived, or `timeout` passes:
+    /// through a broker, or with several subscribers, the first subscription to arrive may
+    /// not be the one a caller needs.
+    public func waitForSubscription(to prefix: String, timeout: Duration) async -> Bool {
+        let bytes = Array(prefix.utf8)
+        return await waitForSubscriptions(timeout: timeout) { $0.prefixes.contains(bytes) }
+    }
+
+    private func waitForSubscriptions(timeout: Duration, until arrived: @escaping @Sendable (State) -> Bool) async
+        -> Bool
+    {
         let deadline = ContinuousClock.now + timeout
         while true {
             // Whether time is up is decided before reading, so the last read always happens
             // after the deadline: on a busy machine this task can resume long after a read.
             let expired = ContinuousClock.now >= deadline
-            let count = await withCheckedContinuation { continuation in
+            let done = await withCheckedContinuation { continuation in
                 queue.async { [self] in
                     readSubscriptions(waitMs: 20)
-                    continuation.resume(returning: state.withLock { $0.subscriptions })
+                    continuation.resume(returning: state.withLock { arrived($0) })
                 }
             }
-            if count > 0 { return true }
+            if done { return true }
             if expired { return false }
         }
     }

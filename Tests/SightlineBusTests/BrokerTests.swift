@@ -19,9 +19,12 @@ import Testing
         }
         let everything = try Subscriber(endpoints: [backend], topics: Subscriber.topics(kinds: [.status], source: nil))
         let onlyCam2 = try Subscriber(endpoints: [backend], topics: Subscriber.topics(kinds: [.status], source: "cam2"))
-        // Subscriptions travel through the broker up to each publisher.
-        for camera in cameras { #expect(await camera.waitForSubscriber(timeout: .seconds(20))) }
-        try await Task.sleep(for: .milliseconds(200))
+        // Subscriptions travel through the broker up to each publisher: both reach both.
+        for camera in cameras {
+            for prefix in ["status/", "status/cam2/"] {
+                #expect(await camera.waitForSubscription(to: prefix, timeout: .seconds(20)))
+            }
+        }
         for (camera, source) in zip(cameras, ["cam1", "cam2"]) {
             for _ in 0..<20 { camera.publish(statusMessage(source)) }
             await camera.flush()
