@@ -96,7 +96,11 @@ public final class BarcodeDetector {
             else { return nil }
             // AVFoundation reports UPC-A as the EAN-13 it is a subset of.
             let text = read.format == Self.upcA ? "0" + read.text : read.text
-            return BarcodeDetection(type: type, text: text, corners: read.corners)
+            let corners =
+                Self.matrixTypes.contains(type)
+                ? read.corners
+                : BarExtent.grow(read.corners, luma: luma, width: width, height: height, bytesPerRow: bytesPerRow)
+            return BarcodeDetection(type: type, text: text, corners: corners)
         }
     }
 
