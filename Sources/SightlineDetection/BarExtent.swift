@@ -3,10 +3,9 @@
 /// zxing-cpp reports a linear code where its scan lines decoded it: a band a few rows high
 /// across bars that may be a hundred rows tall. AVFoundation's corners for a 1D code cover
 /// the bars, and a box drawn from a thin band looks wrong. So from the band's middle line
-/// this walks outwards along the bars, one line at a time, for as long as each line crosses
-/// the same pattern of bars as the one before it (each sample thresholded at the middle
-/// line's midpoint). It stops at the quiet zone, the printed
-/// digits or the image's edge. Works at any angle.
+/// this walks outwards along the bars for as long as each line crosses the same pattern of
+/// bars as the one before it (each sample thresholded at the middle line's midpoint). It
+/// stops at the quiet zone, the printed digits or the image's edge. Works at any angle.
 enum BarExtent {
     /// `corners`: top-left, top-right, bottom-right, bottom-left of the decoded band.
     static func grow(
