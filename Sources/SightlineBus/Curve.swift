@@ -140,7 +140,7 @@ final class ZAPHandler: @unchecked Sendable {
     private var refusals: [String: Int] = [:]
     private var started = false
 
-    /// How many handshakes of client `key` were refused so far.
+    /// How many handshakes of client `key` were refused so far (for the first 1,024 keys).
     func refusals(of key: String) -> Int {
         lock.lock()
         defer { lock.unlock() }
@@ -167,7 +167,8 @@ final class ZAPHandler: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         let allowed = allowLists[String(decoding: domain, as: UTF8.self)]?.contains(key) ?? false
-        if !allowed { refusals[key, default: 0] += 1 }
+        // Keys come from whoever connects: the count stays bounded however many they try.
+        if !allowed, refusals.count < 1024 || refusals[key] != nil { refusals[key, default: 0] += 1 }
         return allowed
     }
 
