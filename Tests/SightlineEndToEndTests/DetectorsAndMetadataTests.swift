@@ -26,7 +26,7 @@ import Testing
         during: @Sendable @escaping (AnalysisPipeline) async throws -> Void = { _ in }
     ) async throws -> (messages: [ReceivedMessage], counters: PipelineCounters) {
         var configuration = configuration
-        configuration.waitForSubscriber = .seconds(5)
+        configuration.waitForSubscriber = .seconds(20)
         let pipeline = try AnalysisPipeline(configuration: configuration, logger: logger)
         let subscriber = try Subscriber(
             endpoints: [configuration.publish], topics: Subscriber.topics(kinds: kinds + [.status], source: "cam1"))

@@ -20,7 +20,7 @@ let logger = Logger(label: "test")
         configuration.sourceID = "e2e"
         configuration.publish = endpoint
         configuration.discardLateFrames = false  // analyse every frame: the run is deterministic
-        configuration.waitForSubscriber = .seconds(5)
+        configuration.waitForSubscriber = .seconds(20)
         let pipeline = try AnalysisPipeline(configuration: configuration, logger: logger)
         let subscriber = try Subscriber(
             endpoints: [endpoint], topics: Subscriber.topics(kinds: MessageKind.allCases, source: "e2e"))

@@ -101,7 +101,7 @@ import Testing
         let run = try cli.sightline(
             [
                 "run", "--realtime", "--every-frame", "--publish", "tcp://127.0.0.1:\(port)",
-                "--wait-for-subscriber", "10",
+                "--wait-for-subscriber", "30",
             ], timeout: 60)
         #expect(run.status == 0)
         let status = recorder.wait(timeout: 20)
@@ -132,7 +132,7 @@ import Testing
         ])
         let run = try cli.sightline(
             [
-                "run", "--realtime", "--publish", "tcp://127.0.0.1:\(port)", "--wait-for-subscriber", "10",
+                "run", "--realtime", "--publish", "tcp://127.0.0.1:\(port)", "--wait-for-subscriber", "30",
                 "--curve-key", "\(keys)/server.key", "--allow", "\(keys)/allowed",
             ], timeout: 60)
         #expect(run.status == 0, "\(run.stderrLines)")
@@ -150,7 +150,7 @@ import Testing
         let out = directory.file("killed")
         let recorder = try Background(["record", "--connect", "tcp://127.0.0.1:\(port)", "--out", out])
         let run = try Background([
-            "run", "--realtime", "--publish", "tcp://127.0.0.1:\(port)", "--wait-for-subscriber", "10",
+            "run", "--realtime", "--publish", "tcp://127.0.0.1:\(port)", "--wait-for-subscriber", "30",
         ])
         // Killed once two fragments are complete (a third has begun), however long a busy
         // machine takes to get there.
@@ -276,7 +276,7 @@ import Testing
         configuration.sourceID = source
         configuration.publish = endpoint
         configuration.video = .always
-        configuration.waitForSubscriber = .seconds(5)
+        configuration.waitForSubscriber = .seconds(20)
         let pipeline = try AnalysisPipeline(configuration: configuration, logger: logger)
         let subscriber = try Subscriber(
             endpoints: [endpoint], topics: Subscriber.topics(kinds: [.video, .faces], source: source))
