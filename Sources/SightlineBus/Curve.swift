@@ -157,8 +157,8 @@ final class ZAPHandler: @unchecked Sendable {
             (try? socket.bind(Endpoint("inproc://zeromq.zap.01"))) != nil
         {
             started = true
-            let box = SocketHolder(socket)
-            Thread.detachNewThread { [self] in serve(box.socket) }
+            let box = SocketBox(socket)
+            Thread.detachNewThread { [self] in serve(box.value) }
         }
         return domain
     }
@@ -205,9 +205,4 @@ final class ZAPHandler: @unchecked Sendable {
         }
         socket.close()
     }
-}
-
-private struct SocketHolder: @unchecked Sendable {
-    let socket: Socket
-    init(_ socket: Socket) { self.socket = socket }
 }

@@ -14,6 +14,7 @@ import Synchronization
 public final class Publisher: Sendable {
     public let endpoint: Endpoint
     private let queue = DispatchQueue(label: "sightline.publisher")
+    /// Only ever touched on `queue`.
     private let socket: SocketBox
     private let state = Mutex(State())
     private let encoder: JSONEncoder = {
@@ -171,10 +172,4 @@ public final class Publisher: Sendable {
             }
         }
     }
-}
-
-/// The socket is only ever touched on the publisher's serial queue.
-private struct SocketBox: @unchecked Sendable {
-    let value: Socket
-    init(_ value: Socket) { self.value = value }
 }
