@@ -304,19 +304,8 @@ public final class MediaFileSource: FrameSource {
             }
             return PixelBuffer(format: layout, width: width, height: height, planes: planes, owner: owned)
         }
-        return try convertToYUV420(owned, width: width, height: height)
-    }
-
-    /// Other layouts (10-bit, 4:4:4, palettes…) become yuv420p through swscale.
-    private func convertToYUV420(_ owned: DecodedFrame, width: Int, height: Int) throws -> PixelBuffer {
-        let frame = owned.frame
-        let planes = withUnsafeBytes(of: frame.pointee.data) { Array($0.bindMemory(to: UnsafePointer<UInt8>?.self)) }
-        let strides = withUnsafeBytes(of: frame.pointee.linesize) { Array($0.bindMemory(to: Int32.self)) }
-        guard
-            let pixels = scaler.convert(
-                planes: planes, strides: strides, from: AVPixelFormat(frame.pointee.format), width: width,
-                height: height)
-        else {
+        // Other layouts (10-bit, 4:4:4, palettes…) become yuv420p through swscale.
+        guard let pixels = scaler.convert(frame) else {
             throw SightlineError.sourceFailed(source: url, reason: "cannot convert pixel format \(input.pixelFormat)")
         }
         return pixels

@@ -34,6 +34,15 @@ final class PixelScaler {
         }
     }
 
+    /// A decoded frame (any layout swscale reads) as a new yuv420p image of the same size.
+    func convert(_ frame: UnsafePointer<AVFrame>) -> PixelBuffer? {
+        let planes = withUnsafeBytes(of: frame.pointee.data) { Array($0.bindMemory(to: UnsafePointer<UInt8>?.self)) }
+        let strides = withUnsafeBytes(of: frame.pointee.linesize) { Array($0.bindMemory(to: Int32.self)) }
+        return convert(
+            planes: planes, strides: strides, from: AVPixelFormat(frame.pointee.format),
+            width: Int(frame.pointee.width), height: Int(frame.pointee.height))
+    }
+
     /// The same, for planes of a `PixelBuffer`.
     func convert(
         _ planes: [Plane], from source: AVPixelFormat, width: Int, height: Int, to target: PixelFormat = .yuv420p,

@@ -93,16 +93,15 @@ public final class CapturedFrameConverter {
             throw SightlineError.sourceFailed(
                 source: "\(pixelFormat)", reason: "a captured buffer is too short (\(bytes.count) bytes)")
         }
-        return try scale(
-            planes: [bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)], strides: [Int32(bytesPerRow)],
-            from: source)
+        return try converted(
+            scaler.convert(
+                planes: [bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)], strides: [Int32(bytesPerRow)],
+                from: source, width: width, height: height))
     }
 
-    private func scale(planes: [UnsafePointer<UInt8>?], strides: [Int32], from source: AVPixelFormat) throws
-        -> PixelBuffer
-    {
-        guard let pixels = scaler.convert(planes: planes, strides: strides, from: source, width: width, height: height)
-        else {
+    /// What swscale made of a captured image, or the error saying it could not.
+    private func converted(_ pixels: PixelBuffer?) throws -> PixelBuffer {
+        guard let pixels else {
             throw SightlineError.sourceFailed(source: "\(pixelFormat)", reason: "cannot convert to yuv420p")
         }
         return pixels
@@ -125,11 +124,7 @@ public final class CapturedFrameConverter {
         guard Int(decoded.pointee.width) == width, Int(decoded.pointee.height) == height else {
             throw CorruptFrame()
         }
-        let planes = withUnsafeBytes(of: decoded.pointee.data) {
-            Array($0.bindMemory(to: UnsafePointer<UInt8>?.self).prefix(4))
-        }
-        let strides = withUnsafeBytes(of: decoded.pointee.linesize) { Array($0.bindMemory(to: Int32.self).prefix(4)) }
-        return try scale(planes: planes, strides: strides, from: AVPixelFormat(decoded.pointee.format))
+        return try converted(scaler.convert(decoded))
     }
 }
 
