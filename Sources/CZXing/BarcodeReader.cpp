@@ -114,6 +114,8 @@ struct sl_barcode_reader {
     ZXing::DecodeHints hints;
     /// Set for readers of 2D formats only (linear readers binarise line by line).
     bool binarizesItself = false;
+    /// `hints` for an image this reader binarised itself: zxing-cpp takes it as it is.
+    ZXing::DecodeHints binaryHints;
     LocalAverageBinarizer binarizer;
     std::vector<std::string> texts;  // backs the `text` pointers handed out by the last read
 };
@@ -134,6 +136,8 @@ sl_barcode_reader *sl_barcode_reader_create(int formats, int options, char *erro
         reader->hints.setTryRotate(tryHarder);
         reader->binarizesItself = formats != 0 && !(options & SL_BARCODE_ZXING_BINARIZER) &&
                                   (chosen & ZXing::BarcodeFormat::LinearCodes).empty();
+        reader->binaryHints = reader->hints;
+        reader->binaryHints.setBinarizer(ZXing::Binarizer::BoolCast);
         return reader;
     } catch (const std::exception &e) {
         write_error(error, error_capacity, e.what());
@@ -150,10 +154,9 @@ int sl_barcode_reader_read(sl_barcode_reader *reader, const uint8_t *luma, int w
         ZXing::Results results;
         if (reader->binarizesItself && LocalAverageBinarizer::handles(width, height)) {
             reader->binarizer.binarize(luma, width, height, bytes_per_row);
-            auto hints = reader->hints;
-            hints.setBinarizer(ZXing::Binarizer::BoolCast);
             results = ZXing::ReadBarcodes(
-                ZXing::ImageView(reader->binarizer.binary.data(), width, height, ZXing::ImageFormat::Lum), hints);
+                ZXing::ImageView(reader->binarizer.binary.data(), width, height, ZXing::ImageFormat::Lum),
+                reader->binaryHints);
         } else {
             ZXing::ImageView image(luma, width, height, ZXing::ImageFormat::Lum, static_cast<int>(bytes_per_row), 1);
             results = ZXing::ReadBarcodes(image, reader->hints);

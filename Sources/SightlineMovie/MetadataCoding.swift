@@ -100,7 +100,6 @@ enum MetadataCoding {
         return w.bytes
     }
 
-    /// Float-array types and which component counts they take.
     /// The items of a sample. Unknown ids and id 0 are padding; an item that overruns the
     /// sample ends the list.
     static func items(in bytes: [UInt8], range: Range<Int>, format: MetadataTrackFormat, depth: Int = 0)

@@ -219,7 +219,7 @@ public final class AnalysisPipeline: Service, Sendable {
                 "size": "\(input.width)x\(input.height)",
                 "fps": "\(input.frameRate.map { String(format: "%.2f", $0) } ?? "?")",
                 "publish": "\(publisher.endpoint)",
-                "detect": "\(configuration.detect.map(\.rawValue).sorted().joined(separator: ","))",
+                "detect": "\(detections.joined(separator: ","))",
                 "simd": "\(FaceDetector.instructionSet)",
             ])
         publishStatus(SourceStatus(state: .started, input: input, detections: detections))
