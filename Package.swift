@@ -25,11 +25,14 @@ let package = Package(
         .library(name: "SightlineBus", targets: ["SightlineBus"]),
         .library(name: "SightlineMovie", targets: ["SightlineMovie"]),
         .library(name: "SightlineRecorder", targets: ["SightlineRecorder"]),
+        .library(name: "SightlineConsole", targets: ["SightlineConsole"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
     ],
     targets: [
         // C libraries from Debian, through thin shims.
@@ -64,6 +67,17 @@ let package = Package(
                 "SightlineCore", "SightlineBus", "SightlineMovie", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
+        // The browser console: live view and recordings over HTTP (Hummingbird).
+        .target(
+            name: "SightlineConsole",
+            dependencies: [
+                "SightlineCore", "SightlineBus", "SightlineMovie", "SightlineCapture",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            resources: [.copy("Pages")]),
         .target(name: "SightlineSamples", resources: [.copy("Media")]),
         .target(name: "SightlineTesting", dependencies: ["SightlineBus"]),
         .target(
@@ -77,6 +91,7 @@ let package = Package(
             name: "sightline",
             dependencies: [
                 "SightlinePipeline", "SightlineSamples", "SightlineMovie", "SightlineCapture", "SightlineRecorder",
+                "SightlineConsole",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -96,6 +111,13 @@ let package = Package(
             name: "SightlineMovieTests",
             dependencies: ["SightlineMovie", "SightlineCapture", "SightlineSamples", "SightlineTesting"],
             exclude: ["Corpus", "Fixtures"]),
+        .testTarget(
+            name: "SightlineConsoleTests",
+            dependencies: [
+                "SightlineConsole", "SightlineMovie", "SightlineCore", "SightlineCapture", "SightlineSamples",
+                "SightlineTesting", "SightlineBus",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]),
         .testTarget(
             name: "SightlineEndToEndTests",
             dependencies: [

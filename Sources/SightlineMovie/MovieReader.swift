@@ -30,6 +30,9 @@ public struct MovieTrack: Sendable {
     public var editMediaTime: Int64 = 0
     /// The whole sample-entry box, byte for byte.
     public var sampleEntry: [UInt8] = []
+    /// How the track's matrix (`tkhd`) turns its frames for display, as an EXIF orientation
+    /// (1 upright … 8); 1 for a matrix that only scales or moves.
+    public var orientation = 1
 
     public var mediaDuration: MediaTime {
         MediaTime(value: samples.reduce(0) { $0 + Int64($1.duration) }, timescale: Int32(clamping: max(timescale, 1)))
@@ -160,6 +163,22 @@ public final class MovieReader {
         return current
     }
 
+    /// The EXIF orientation of a `tkhd` matrix `a b u c d v x y w`, from the signs of its
+    /// 2x2 part: (a, b, c, d) = (1, 0, 0, 1) is 1, (0, 1, -1, 0) a quarter turn clockwise (6).
+    static func exifOrientation(_ matrix: [Int32]) -> Int {
+        let signs = [matrix[0], matrix[1], matrix[3], matrix[4]].map { $0.signum() }
+        switch (signs[0], signs[1], signs[2], signs[3]) {
+        case (-1, 0, 0, 1): return 2
+        case (-1, 0, 0, -1): return 3
+        case (1, 0, 0, -1): return 4
+        case (0, 1, 1, 0): return 5
+        case (0, 1, -1, 0): return 6
+        case (0, -1, -1, 0): return 7
+        case (0, -1, 1, 0): return 8
+        default: return 1
+        }
+    }
+
     private func parseTrack(_ bytes: [UInt8], _ trak: Box) throws -> MovieTrack {
         guard let tkhd = try child(bytes, trak, ["tkhd"]) else { throw MovieError.malformed("no 'tkhd'") }
         var r = ByteReader(bytes, range: tkhd.payload)
@@ -167,7 +186,8 @@ public final class MovieReader {
         try r.skip(version == 1 ? 16 : 8)
         let id = try r.u32()
         try r.skip(version == 1 ? 12 : 8)  // reserved, duration
-        try r.skip(52)  // reserved, layer, group, volume, reserved, matrix
+        try r.skip(16)  // reserved, layer, group, volume, reserved
+        let matrix = try (0..<9).map { _ in try r.i32() }
         let width = try r.u32() >> 16
         let height = try r.u32() >> 16
 
@@ -188,6 +208,7 @@ public final class MovieReader {
         }
         var track = MovieTrack(
             id: id, mediaType: mediaType, format: "    ", timescale: timescale, width: width, height: height)
+        track.orientation = Self.exifOrientation(matrix)
         if let cdsc = try child(bytes, trak, ["tref", "cdsc"]) {
             r = ByteReader(bytes, range: cdsc.payload)
             while r.remaining >= 4 { track.describes.append(try r.u32()) }

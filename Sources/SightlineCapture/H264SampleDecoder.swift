@@ -1,0 +1,70 @@
+import CFFmpeg
+import SightlineCore
+
+/// Decodes H.264 samples as a movie stores them (length-prefixed NAL units, configured by
+/// the track's `avcC` record) into yuv420p images: how the console takes one frame out of a
+/// recording for a snapshot without opening the file a second time through libavformat.
+/// Not thread-safe: one owner.
+public final class H264SampleDecoder {
+    private var context: UnsafeMutablePointer<AVCodecContext>?
+    private var frame: UnsafeMutablePointer<AVFrame>? = av_frame_alloc()
+    private var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
+    private let scaler = PixelScaler()
+
+    /// `avcConfiguration` is the track's `avcC` record (the box's payload).
+    public init(avcConfiguration: [UInt8]) throws {
+        av_log_set_level(AV_LOG_FATAL)  // errors are thrown, not printed
+        guard let codec = avcodec_find_decoder(AV_CODEC_ID_H264), let context = avcodec_alloc_context3(codec) else {
+            throw SightlineError.invalidArgument("this FFmpeg has no H.264 decoder")
+        }
+        self.context = context
+        let extradata = av_mallocz(avcConfiguration.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))!
+        avcConfiguration.withUnsafeBytes { extradata.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        context.pointee.extradata = extradata.assumingMemoryBound(to: UInt8.self)
+        context.pointee.extradata_size = Int32(avcConfiguration.count)
+        context.pointee.thread_count = 1
+        let opened = avcodec_open2(context, codec, nil)
+        guard opened >= 0 else { throw SightlineError.invalidArgument("cannot open the H.264 decoder: \(ffmpegError(opened))") }
+    }
+
+    deinit {
+        avcodec_free_context(&context)
+        av_frame_free(&frame)
+        av_packet_free(&packet)
+    }
+
+    /// Decodes `samples` (decode order, starting at a sync sample) and returns the image
+    /// whose presentation time is `wanted`, or the last one presented before it.
+    /// `presentationTime` says when each sample is presented, in the same units as `wanted`.
+    public func decode(samples: [[UInt8]], presentationTimes: [Int64], wanted: Int64) throws -> PixelBuffer {
+        guard let context, let frame, let packet else { throw SightlineError.detector("out of memory") }
+        avcodec_flush_buffers(context)
+        var best: (time: Int64, image: PixelBuffer)?
+        func drain() throws {
+            while avcodec_receive_frame(context, frame) >= 0 {
+                defer { av_frame_unref(frame) }
+                let time = frame.pointee.best_effort_timestamp
+                guard time <= wanted, time >= (best?.time ?? .min) else { continue }
+                guard let image = scaler.convert(frame) else {
+                    throw SightlineError.detector("cannot convert decoded frames")
+                }
+                best = (time, image)
+            }
+        }
+        for (sample, time) in zip(samples, presentationTimes) {
+            let sent = sample.withUnsafeBufferPointer { bytes -> Int32 in
+                guard av_new_packet(packet, Int32(bytes.count)) >= 0 else { return -1 }
+                packet.pointee.data.update(from: bytes.baseAddress!, count: bytes.count)
+                packet.pointee.pts = time
+                defer { av_packet_unref(packet) }
+                return avcodec_send_packet(context, packet)
+            }
+            guard sent >= 0 else { throw SightlineError.detector("H.264 decoding failed: \(ffmpegError(sent))") }
+            try drain()
+        }
+        avcodec_send_packet(context, nil)
+        try drain()
+        guard let best else { throw SightlineError.detector("no frame could be decoded at that time") }
+        return best.image
+    }
+}

@@ -1,0 +1,44 @@
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// The browser console as services to run in one group: the bus subscriber that follows
+/// the sources, and the HTTP server (Hummingbird) that serves the pages, the live streams,
+/// the recordings and the API. `sightline console` runs it; so can any command that wants a
+/// console beside its other services.
+public struct Console: Sendable {
+    public let configuration: ConsoleConfiguration
+    public let live: LiveSources
+    public let library: RecordingLibrary?
+    /// In the order a service group wants them: it stops them last to first, so the live
+    /// streams end before the server drains its connections.
+    public let services: [any Service]
+
+    /// Checks the configuration and opens the recordings directories; nothing listens until
+    /// the services run. `onListening` gets the port once the server accepts connections.
+    public init(
+        configuration: ConsoleConfiguration, logger: Logger,
+        onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) throws {
+        try configuration.validate()
+        self.configuration = configuration
+        live = LiveSources(
+            endpoints: configuration.endpoints, curve: configuration.curve, silenceLimit: configuration.silenceLimit,
+            logger: logger)
+        library =
+            configuration.recordingDirectories.isEmpty
+            ? nil : try RecordingLibrary(directories: configuration.recordingDirectories)
+        let router = ConsoleRouter(live: live, library: library, token: configuration.token, logger: logger).router()
+        let host = configuration.host
+        let application = Application(
+            router: router,
+            configuration: .init(address: .hostname(host, port: configuration.port), serverName: "sightline"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                logger.notice("console listening", metadata: ["url": "http://\(host):\(port)/"])
+                await onListening(port)
+            },
+            logger: logger)
+        services = [application, live]
+    }
+}

@@ -1,0 +1,46 @@
+import SightlineBus
+import SightlineCore
+
+/// Everything `sightline console` needs to know.
+public struct ConsoleConfiguration: Sendable {
+    /// Where the HTTP server listens: loopback unless `token` or `allowRemote`.
+    public var host = "127.0.0.1"
+    /// 0 picks a free port (tests); `onListening` says which.
+    public var port = 8080
+    /// Sources or a broker's backend to subscribe to; none: recordings only.
+    public var endpoints: [Endpoint] = []
+    public var curve: CurveClient?
+    /// Directories of recordings to list and play; none: live view only.
+    public var recordingDirectories: [String] = []
+    /// With a token, every page and API call needs it: `Authorization: Bearer TOKEN`, or the
+    /// cookie the login form sets.
+    public var token: String?
+    /// Serve beyond loopback without a token.
+    public var allowRemote = false
+    /// A source silent this long shows as stopped.
+    public var silenceLimit: Duration = .seconds(15)
+
+    public init() {}
+
+    /// Whether only this machine can reach `host`.
+    public var listensOnLoopbackOnly: Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+
+    /// Refuses to listen beyond loopback without a token or an explicit `allowRemote`, and
+    /// tokens a cookie cannot carry or a guess could find.
+    public func validate() throws {
+        guard (0...65535).contains(port) else { throw SightlineError.invalidArgument("port \(port) is not 0-65535") }
+        if let token {
+            let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".unicodeScalars)
+            guard token.unicodeScalars.count >= 16, token.unicodeScalars.allSatisfy(allowed.contains) else {
+                throw SightlineError.invalidArgument(
+                    "the token must be at least 16 letters, digits, '-', '.', '_' or '~' (try: openssl rand -hex 16)")
+            }
+        }
+        guard listensOnLoopbackOnly || token != nil || allowRemote else {
+            throw SightlineError.invalidArgument(
+                "listening on \(host) lets other machines in: give --token, or --insecure to serve without one")
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import Dispatch
+import Foundation
+import Hummingbird
+import Logging
+import NIOPosix
+
+/// The console's routes: pages, live streams (server-sent events), recordings and the API
+/// (docs/console.md).
+struct ConsoleRouter {
+    let live: LiveSources
+    let library: RecordingLibrary?
+    let token: String?
+    let logger: Logger
+
+    typealias Context = BasicRequestContext
+
+    func router() -> Router<Context> {
+        let router = Router(context: Context.self)
+        if let token { router.add(middleware: TokenMiddleware(token: token)) }
+        if let library {
+            // The movie itself, with range requests, for the <video> element.
+            router.add(
+                middleware: FileMiddleware(fileProvider: RecordingFiles(library: library, logger: logger), urlBasePath: "/media")
+                    .withAdditionalMediaType(.videoMp4, mappedToFileExtension: "mov"))
+        }
+        addPages(to: router)
+        addLive(to: router)
+        addRecordings(to: router)
+        router.get("/health") { _, _ in
+            let sources = live.summaries
+            return try Self.json(HealthReport(status: "ok", sources: sources.count, recordings: library != nil))
+        }
+        if let token { TokenMiddleware.addLogin(to: router, token: token) }
+        return router
+    }
+
+    private struct HealthReport: Encodable {
+        var status: String
+        var sources: Int
+        var recordings: Bool
+    }
+
+    private func addPages(to router: Router<Context>) {
+        for (path, page) in [
+            ("/", "index.html"), ("/live/:source", "live.html"), ("/recordings", "recordings.html"),
+            ("/recordings/:name", "player.html"),
+        ] {
+            router.get(RouterPath(stringLiteral: path)) { _, _ in try Pages.response(page) }
+        }
+        router.get("/static/:file") { _, context in
+            try Pages.response(try context.parameters.require("file"))
+        }
+    }
+
+    private func addLive(to router: Router<Context>) {
+        router.get("/api/sources") { _, _ in try Self.json(live.summaries) }
+        router.get("/api/sources/stream") { _, _ in
+            Self.events(live.summaryUpdates(), name: "sources")
+        }
+        router.get("/api/sources/:source/live") { _, context in
+            let source = try context.parameters.require("source")
+            return Self.events(live.frames(of: source), name: "frame")
+        }
+    }
+
+    private func addRecordings(to router: Router<Context>) {
+        router.get("/api/recordings") { _, _ in
+            guard let library else { return try Self.json([RecordingSummary]()) }
+            return try Self.json(try await Self.offload { library.list() })
+        }
+        router.get("/api/recordings/:name") { _, context in
+            let (library, name) = try recording(context)
+            return try Self.json(try await Self.offload { try library.summary(of: name) })
+        }
+        router.get("/api/recordings/:name/metadata") { _, context in
+            let (library, name) = try recording(context)
+            let json = try await Self.offload { try library.metadata(of: name).json }
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: json)))
+        }
+        router.get("/api/recordings/:name/snapshot") { request, context in
+            let (library, name) = try recording(context)
+            guard let time = request.uri.queryParameters.get("t").flatMap(Double.init), time.isFinite, time >= 0 else {
+                throw HTTPError(.badRequest, message: "snapshot needs ?t=SECONDS")
+            }
+            let width = request.uri.queryParameters.get("width").flatMap(Int.init)
+            let jpeg = try await Self.offload {
+                let metadata = try library.metadata(of: name).player
+                return try Snapshot.jpeg(
+                    path: try library.path(of: name), at: time, metadata: metadata, maximumWidth: width)
+            }
+            return Response(
+                status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "max-age=3600"],
+                body: .init(byteBuffer: ByteBuffer(bytes: jpeg)))
+        }
+    }
+
+    /// The library and the decoded, checked recording name of a request.
+    private func recording(_ context: Context) throws -> (RecordingLibrary, String) {
+        guard let library else { throw HTTPError(.notFound, message: "this console serves no recordings") }
+        let raw = try context.parameters.require("name")
+        guard let name = raw.removingPercentEncoding, RecordingLibrary.isPlainName(name) else {
+            throw HTTPError(.badRequest, message: RecordingError.badName(raw).description)
+        }
+        return (library, name)
+    }
+
+    /// Runs blocking work (file reading, decoding) off Swift's cooperative threads, and
+    /// turns recording errors into HTTP statuses.
+    static func offload<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        do {
+            return try await NIOThreadPool.singleton.runIfActive(work)
+        } catch let error as RecordingError {
+            switch error {
+            case .badName: throw HTTPError(.badRequest, message: error.description)
+            case .notFound: throw HTTPError(.notFound, message: error.description)
+            case .unreadable: throw HTTPError(.unprocessableContent, message: error.description)
+            }
+        }
+    }
+
+    static func json(_ value: some Encodable) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return Response(
+            status: .ok, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+    }
+
+    /// A server-sent event stream: one `event: NAME` with a JSON `data:` line per element,
+    /// until the stream or the client ends.
+    static func events<Element: Encodable & Sendable>(_ stream: AsyncStream<Element>, name: String) -> Response {
+        Response(
+            status: .ok,
+            headers: [.contentType: "text/event-stream", .cacheControl: "no-store"],
+            body: ResponseBody { writer in
+                let encoder = JSONEncoder()
+                try await writer.write(ByteBuffer(string: ": sightline\n\n"))
+                for await element in stream {
+                    var buffer = ByteBuffer(string: "event: \(name)\ndata: ")
+                    buffer.writeBytes(try encoder.encode(element))
+                    buffer.writeString("\n\n")
+                    try await writer.write(buffer)
+                }
+                try await writer.finish(nil)
+            })
+    }
+}

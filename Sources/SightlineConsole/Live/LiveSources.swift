@@ -1,0 +1,250 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import SightlineBus
+import SightlineCore
+import Synchronization
+
+/// A source as the console's pages and API show it.
+public struct LiveSourceSummary: Sendable, Codable, Equatable {
+    public enum State: String, Sendable, Codable { case running, interrupted, stopped, failed }
+    public var id: String
+    public var state: State
+    /// Why it is interrupted, stopped or failed.
+    public var reason: String?
+    public var input: InputDescription?
+    public var detections: [String]
+    public var counters: PipelineCounters?
+    /// Frames pushed to live viewers, and when the last message came (ns since 1970).
+    public var liveFrames: Int
+    public var lastMessageNs: UInt64
+}
+
+/// The console's bus subscriber: follows every source's status, and pairs each source's
+/// live frames (`frames`, JPEG) with the faces and codes of the same frame for viewers.
+///
+/// ZeroMQ is read on a thread of its own, so a blocking receive never holds one of Swift's
+/// few cooperative threads; viewers get what it finds through `AsyncStream`s. A source that
+/// sends nothing for `silenceLimit` shows as stopped until it speaks again.
+public final class LiveSources: Service, @unchecked Sendable {
+    private struct SourceEntry {
+        var summary: LiveSourceSummary
+        var matcher = LiveFrameMatcher()
+    }
+
+    private struct Watcher {
+        let source: String?
+        let frames: AsyncStream<LiveFrame>.Continuation?
+        let summaries: AsyncStream<[LiveSourceSummary]>.Continuation?
+    }
+
+    private struct State {
+        var sources: [String: SourceEntry] = [:]
+        var watchers: [UInt64: Watcher] = [:]
+        var nextWatcher: UInt64 = 0
+        var finished = false
+    }
+
+    private let endpoints: [Endpoint]
+    private let curve: CurveClient?
+    private let logger: Logger
+    private let state = Mutex(State())
+    private let silenceLimit: Duration
+    /// Set on graceful shutdown; the bus thread stops at its next receive timeout.
+    private let stopping = Atomic(false)
+
+    public init(endpoints: [Endpoint], curve: CurveClient?, silenceLimit: Duration = .seconds(15), logger: Logger) {
+        self.endpoints = endpoints
+        self.curve = curve
+        self.silenceLimit = silenceLimit
+        self.logger = logger
+    }
+
+    /// Every source seen, by ID.
+    public var summaries: [LiveSourceSummary] {
+        state.withLock { $0.sources.values.map(\.summary) }.sorted { $0.id < $1.id }
+    }
+
+    /// Frames of `source` with their objects, as they are matched, until the viewer goes
+    /// away or the console stops. The newest frame wins when a viewer falls behind.
+    public func frames(of source: String) -> AsyncStream<LiveFrame> {
+        let (stream, continuation) = AsyncStream.makeStream(of: LiveFrame.self, bufferingPolicy: .bufferingNewest(2))
+        addWatcher(Watcher(source: source, frames: continuation, summaries: nil), continuation)
+        return stream
+    }
+
+    /// The source list now and every time a status changes.
+    public func summaryUpdates() -> AsyncStream<[LiveSourceSummary]> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: [LiveSourceSummary].self, bufferingPolicy: .bufferingNewest(1))
+        continuation.yield(summaries)
+        addWatcher(Watcher(source: nil, frames: nil, summaries: continuation), continuation)
+        return stream
+    }
+
+    private func addWatcher<Element>(_ watcher: Watcher, _ continuation: AsyncStream<Element>.Continuation) {
+        let id: UInt64? = state.withLock { state in
+            guard !state.finished else { return nil }
+            state.nextWatcher += 1
+            state.watchers[state.nextWatcher] = watcher
+            return state.nextWatcher
+        }
+        guard let id else { return continuation.finish() }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.watchers.removeValue(forKey: id) }
+        }
+    }
+
+    public func run() async throws {
+        guard !endpoints.isEmpty else {
+            // Recordings only: nothing to read, but the service lives as long as the group.
+            try? await gracefulShutdown()
+            return finishWatchers()
+        }
+        // The subscriber lives on the bus thread: it is not thread-safe.
+        let failure = Mutex<(any Error)?>(nil)
+        await withGracefulShutdownHandler {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                let thread = Thread { [self] in
+                    do {
+                        let subscriber = try Subscriber(
+                            endpoints: endpoints,
+                            topics: Subscriber.topics(kinds: [.status, .faces, .codes, .frames], source: nil),
+                            curve: curve)
+                        subscriber.logRejections(to: logger)
+                        receive(from: subscriber)
+                        subscriber.close()
+                    } catch {
+                        failure.withLock { $0 = error }
+                    }
+                    done.resume()
+                }
+                thread.name = "console-bus"
+                thread.start()
+            }
+        } onGracefulShutdown: {
+            self.stopping.store(true, ordering: .relaxed)
+        }
+        finishWatchers()
+        if let error = failure.withLock({ $0 }) { throw error }
+    }
+
+    private func finishWatchers() {
+        let watchers = state.withLock { state in
+            state.finished = true
+            defer { state.watchers.removeAll() }
+            return Array(state.watchers.values)
+        }
+        for watcher in watchers {
+            watcher.frames?.finish()
+            watcher.summaries?.finish()
+        }
+    }
+
+    private func receive(from subscriber: Subscriber) {
+        while !stopping.load(ordering: .relaxed) {
+            let received: ReceivedMessage?
+            do {
+                received = try subscriber.receive(timeout: .milliseconds(20))
+            } catch {
+                logger.error("the console cannot read the bus: \(error)")
+                return
+            }
+            let now = WallClock.nowNanoseconds()
+            if let received { handle(received, receivedNs: now) }
+            tick(nowNs: now)
+        }
+    }
+
+    private func handle(_ received: ReceivedMessage, receivedNs: UInt64) {
+        let message = received.message
+        var statusChanged = false
+        let frames: [LiveFrame] = state.withLock { state in
+            var entry =
+                state.sources[message.source]
+                ?? SourceEntry(
+                    summary: LiveSourceSummary(
+                        id: message.source, state: .running, detections: [], liveFrames: 0, lastMessageNs: receivedNs))
+            if entry.summary.state == .stopped && message.kind != .status {
+                // A source that went quiet or stopped is back.
+                entry.summary.state = .running
+                entry.summary.reason = nil
+                statusChanged = true
+            }
+            entry.summary.lastMessageNs = receivedNs
+            var frames: [LiveFrame] = []
+            switch message.kind {
+            case .status:
+                if let status = message.status {
+                    Self.apply(status, to: &entry)
+                    statusChanged = true
+                }
+            case .faces, .codes:
+                frames = entry.matcher.addObjects(message, receivedNs: receivedNs)
+            case .frames:
+                frames = entry.matcher.addFrame(message, jpeg: received.payload ?? [], receivedNs: receivedNs)
+            default: break
+            }
+            entry.summary.liveFrames += frames.count
+            state.sources[message.source] = entry
+            return frames
+        }
+        deliver(frames)
+        if statusChanged { publishSummaries() }
+    }
+
+    private static func apply(_ status: SourceStatus, to entry: inout SourceEntry) {
+        switch status.state {
+        case .started:
+            entry.matcher.reset()
+            entry.summary.input = status.input
+            (entry.summary.state, entry.summary.reason) = (.running, nil)
+        case .running, .resumed:
+            (entry.summary.state, entry.summary.reason) = (.running, nil)
+        case .interrupted: (entry.summary.state, entry.summary.reason) = (.interrupted, status.reason)
+        case .stopped: (entry.summary.state, entry.summary.reason) = (.stopped, status.reason)
+        case .failed: (entry.summary.state, entry.summary.reason) = (.failed, status.reason)
+        }
+        if let detections = status.detections {
+            entry.summary.detections = detections
+            entry.matcher.detections = Set(detections)
+        }
+        if let counters = status.counters { entry.summary.counters = counters }
+    }
+
+    /// Releases frames whose wait is over, and marks sources that went quiet as stopped.
+    private func tick(nowNs: UInt64) {
+        let silence = UInt64(silenceLimit.components.seconds) * 1_000_000_000
+        var quiet = false
+        let frames: [LiveFrame] = state.withLock { state in
+            var frames: [LiveFrame] = []
+            for id in state.sources.keys {
+                frames += state.sources[id]!.matcher.release(nowNs: nowNs)
+                let summary = state.sources[id]!.summary
+                if summary.state == .running || summary.state == .interrupted,
+                    nowNs > summary.lastMessageNs + silence
+                {
+                    state.sources[id]!.summary.state = .stopped
+                    state.sources[id]!.summary.reason = "no message for \(silenceLimit.components.seconds) s"
+                    quiet = true
+                }
+            }
+            return frames
+        }
+        deliver(frames)
+        if quiet { publishSummaries() }
+    }
+
+    private func deliver(_ frames: [LiveFrame]) {
+        guard !frames.isEmpty else { return }
+        let watchers = state.withLock { Array($0.watchers.values) }
+        for frame in frames {
+            for watcher in watchers where watcher.source == frame.source { watcher.frames?.yield(frame) }
+        }
+    }
+
+    private func publishSummaries() {
+        let list = summaries
+        for watcher in state.withLock({ Array($0.watchers.values) }) { watcher.summaries?.yield(list) }
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import SightlineCore
+import SightlineMovie
+
+/// What the player draws from a recording, read from the movie's own tracks by
+/// `MovieReader`: `/api/recordings/<name>/metadata` (docs/console.md).
+///
+/// Groups follow `AVTimedMetadataGroup`: `t` is the start in seconds, `d` the duration when
+/// the file gives one (else the group lasts until the next), and an empty group clears.
+struct PlayerMetadata: Encodable, Sendable {
+    struct Video: Encodable, Sendable {
+        var track: UInt32
+        var width: UInt32
+        var height: UInt32
+        /// How the track's matrix turns the picture (EXIF 1–8); browsers apply the turn
+        /// themselves.
+        var matrixOrientation: Int
+        var frames: Int
+        var duration: Double
+    }
+
+    struct Track: Encodable, Sendable {
+        var id: UInt32
+        /// `video`, `audio`, `faces`, `codes`, `location`, `orientation`, or the identifier.
+        var kind: String
+        var samples: Int
+    }
+
+    struct Group<Value: Encodable & Sendable>: Encodable, Sendable {
+        var t: Double
+        var d: Double?
+        var v: Value?
+    }
+
+    /// When an object is in view: from the start of the first group that has it to the end
+    /// of the last group of a run, runs less than `mergedGap` apart counting as one (a
+    /// detector misses a face for a frame now and then; the tracker keeps its ID).
+    struct Appearance: Encodable, Sendable {
+        var kind: String
+        var id: Int
+        var start: Double
+        var end: Double
+        /// A code's text.
+        var text: String?
+    }
+
+    var name: String
+    var duration: Double
+    var fragmented: Bool
+    var video: Video?
+    var tracks: [Track]
+    var faces: [Group<[LiveObject]>] = []
+    var codes: [Group<[LiveObject]>] = []
+    var location: [Group<String>] = []
+    var orientation: [Group<Int>] = []
+    var objects: [Appearance] = []
+
+    init(movie: MovieReader, name: String) throws {
+        self.name = name
+        fragmented = movie.isFragmented
+        duration = movie.tracks.map { $0.mediaDuration.seconds }.max() ?? 0
+        tracks = movie.tracks.map { Track(id: $0.id, kind: Self.kind(of: $0), samples: $0.samples.count) }
+        if let track = movie.tracks.first(where: { $0.mediaType == "vide" }) {
+            video = Video(
+                track: track.id, width: track.width, height: track.height, matrixOrientation: track.orientation,
+                frames: track.samples.count, duration: track.mediaDuration.seconds)
+        }
+        for track in movie.tracks where track.metadataFormat != nil {
+            let reader = try movie.metadataGroupReader(track: track.id)
+            while let group = try reader.next() {
+                add(group, kind: Self.kind(of: track))
+            }
+        }
+        objects = Self.appearances(kind: "face", faces, end: duration)
+            + Self.appearances(kind: "code", codes, end: duration)
+    }
+
+    private mutating func add(_ group: TimedMetadataGroup, kind: String) {
+        let (t, d) = (group.time.seconds, group.duration?.seconds)
+        for item in group.items {
+            switch (item.identifier, item.value) {
+            case (MetadataIdentifier.detectedFace, .records(let records)):
+                faces.append(Group(t: t, d: d, v: records.compactMap(Self.face)))
+            case (MetadataIdentifier.detectedMachineReadableCodes, .string(let json)):
+                let decoded = (try? JSONDecoder().decode([RecordedCode].self, from: Data(json.utf8))) ?? []
+                codes.append(Group(t: t, d: d, v: decoded.map(\.object)))
+            case (MetadataIdentifier.locationISO6709, .string(let text)):
+                location.append(Group(t: t, d: d, v: text))
+            case (MetadataIdentifier.videoOrientation, .int(let value)) where (1...8).contains(value):
+                orientation.append(Group(t: t, d: d, v: Int(value)))
+            default: break
+            }
+        }
+        // An empty group ends what its track showed.
+        if group.items.isEmpty {
+            switch kind {
+            case "faces": faces.append(Group(t: t, d: d, v: []))
+            case "codes": codes.append(Group(t: t, d: d, v: []))
+            case "location": location.append(Group(t: t, d: d, v: nil))
+            case "orientation": orientation.append(Group(t: t, d: d, v: nil))
+            default: break
+            }
+        }
+    }
+
+    private static func kind(of track: MovieTrack) -> String {
+        switch track.mediaType {
+        case "vide": return "video"
+        case "soun": return "audio"
+        default: break
+        }
+        let identifiers = track.metadataFormat?.keys.map(\.identifier) ?? []
+        if identifiers.contains(MetadataIdentifier.detectedFace) { return "faces" }
+        if identifiers.contains(MetadataIdentifier.detectedMachineReadableCodes) { return "codes" }
+        if identifiers.contains(MetadataIdentifier.locationISO6709) { return "location" }
+        if identifiers.contains(MetadataIdentifier.videoOrientation) { return "orientation" }
+        return identifiers.first ?? track.mediaType.description
+    }
+
+    /// A face record (face-id and the bounds' four corners) as the player draws it.
+    private static func face(_ record: [MetadataItem]) -> LiveObject? {
+        var id: Int?
+        var corners: [Double]?
+        for field in record {
+            switch (field.identifier, field.value) {
+            case (MetadataIdentifier.detectedFaceID, .uint(let value)): id = Int(value)
+            case (MetadataIdentifier.detectedFaceBounds, .floats(let values)) where values.count == 8:
+                corners = values
+            case (MetadataIdentifier.detectedFaceBounds, .floats(let values)) where values.count == 4:
+                // A rectangle (x, y, width, height) rather than a polygon.
+                corners = [values[0], values[1], values[0] + values[2], values[1] + values[3]]
+            default: break
+            }
+        }
+        guard let id, let corners else { return nil }
+        let xs = stride(from: 0, to: corners.count, by: 2).map { corners[$0] }
+        let ys = stride(from: 1, to: corners.count, by: 2).map { corners[$0] }
+        let (left, top) = (xs.min()!, ys.min()!)
+        return LiveObject(id: id, bounds: [left, top, xs.max()! - left, ys.max()! - top])
+    }
+
+    /// The code object as the recorder writes it in the codes track.
+    private struct RecordedCode: Decodable {
+        var codeID: Int
+        var type: String
+        var stringValue: String
+        var corners: [NormalizedPoint]
+        var bounds: NormalizedRect
+
+        var object: LiveObject {
+            LiveObject(
+                id: codeID, bounds: bounds.components, type: type, text: stringValue,
+                corners: corners.flatMap { [$0.x, $0.y] })
+        }
+    }
+
+    private static func appearances(kind: String, _ groups: [Group<[LiveObject]>], end: Double) -> [Appearance] {
+        var open: [Int: Appearance] = [:]
+        var done: [Appearance] = []
+        for (index, group) in groups.enumerated() {
+            let groupEnd = group.d.map { group.t + $0 } ?? (index + 1 < groups.count ? groups[index + 1].t : end)
+            let present = group.v ?? []
+            for (id, appearance) in open where !present.contains(where: { $0.id == id }) {
+                done.append(appearance)
+                open[id] = nil
+            }
+            for object in present {
+                open[object.id, default: Appearance(kind: kind, id: object.id, start: group.t, end: groupEnd)].end =
+                    groupEnd
+                open[object.id]?.text = object.text
+            }
+        }
+        var merged: [Appearance] = []
+        for appearance in (done + open.values).sorted(by: { ($0.id, $0.start) < ($1.id, $1.start) }) {
+            if let last = merged.last, last.id == appearance.id, appearance.start - last.end <= mergedGap {
+                merged[merged.count - 1].end = max(last.end, appearance.end)
+            } else {
+                merged.append(appearance)
+            }
+        }
+        return merged.sorted { ($0.start, $0.id) < ($1.start, $1.id) }
+    }
+
+    static let mergedGap = 0.25
+}
+
+extension LiveObject {
+    init(id: Int, bounds: [Double], type: String? = nil, text: String? = nil, corners: [Double]? = nil) {
+        self.id = id
+        self.bounds = bounds
+        self.type = type
+        self.text = text
+        self.corners = corners
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import SightlineCore
+import SightlineMovie
+import Synchronization
+
+/// Why a recording cannot be served.
+public enum RecordingError: Error, Equatable, CustomStringConvertible {
+    /// The name is not a plain file name of a movie (empty, `..`, a slash, a NUL …).
+    case badName(String)
+    /// No such recording, or it leads out of the recordings directories (a symlink).
+    case notFound(String)
+    /// The file is there but cannot be read as a movie.
+    case unreadable(name: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .badName(let name): "'\(name.prefix(200))' is not a recording name"
+        case .notFound(let name): "no recording named '\(name.prefix(200))'"
+        case .unreadable(let name, let reason): "\(name) cannot be read: \(reason)"
+        }
+    }
+}
+
+/// One recording as `/recordings` lists it.
+public struct RecordingSummary: Sendable, Codable, Equatable {
+    public var name: String
+    public var directory: String
+    /// UTC start, from the recorder's file name (`<source>-<yyyyMMdd'T'HHmmss'Z'>.mov`), else
+    /// the file's modification time less its duration; seconds since 1970.
+    public var start: Double
+    public var duration: Double
+    public var size: UInt64
+    /// Tracks by what they hold: `video`, `faces`, `codes`, `location`, `orientation`, or a
+    /// client's identifier.
+    public var tracks: [String]
+    /// Distinct face and code IDs.
+    public var faces: Int
+    public var codes: Int
+    /// Still being written (fragmented and changed in the last 30 s), or cut off by a crash
+    /// (fragmented, older): it plays up to its last complete fragment.
+    public var inProgress: Bool
+    public var fragmented: Bool
+    /// Why the file cannot be read, when it cannot; the other fields are then empty.
+    public var error: String?
+}
+
+/// The recordings the console serves: the `.mov` and `.mp4` files directly inside its
+/// directories. A name is a plain file name; the first directory holding it wins. Nothing
+/// outside the directories is ever opened: names with a path in them are refused, and a
+/// symlink that leads out is treated as missing.
+public final class RecordingLibrary: Sendable {
+    public let directories: [String]
+    private let cache = Mutex<[String: (stamp: FileStamp, summary: RecordingSummary)]>([:])
+    private let metadataCache = Mutex<[String: (stamp: FileStamp, metadata: RecordingMetadata)]>([:])
+
+    struct FileStamp: Equatable {
+        var size: UInt64
+        var modified: Double
+    }
+
+    /// Directories that do not exist are an error: a typo should not show an empty list.
+    public init(directories: [String]) throws {
+        self.directories = try directories.map { directory in
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
+            else { throw SightlineError.invalidArgument("--recordings \(directory) is not a directory") }
+            return URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
+        }
+    }
+
+    static let movieExtensions: Set<String> = ["mov", "mp4", "m4v"]
+
+    /// The file `name` stands for, checked to lie inside a recordings directory.
+    public func path(of name: String) throws -> String {
+        guard Self.isPlainName(name) else { throw RecordingError.badName(name) }
+        for directory in directories {
+            let candidate = directory + "/" + name
+            guard FileManager.default.fileExists(atPath: candidate) else { continue }
+            // A symlink may point anywhere: follow it and check where it lands.
+            let real = URL(fileURLWithPath: candidate).resolvingSymlinksInPath().path
+            guard real.hasPrefix(directory + "/") else { throw RecordingError.notFound(name) }
+            return real
+        }
+        throw RecordingError.notFound(name)
+    }
+
+    static func isPlainName(_ name: String) -> Bool {
+        guard !name.isEmpty, name.utf8.count <= 255, !name.hasPrefix("."), name != "..",
+            !name.contains("/"), !name.contains("\\"), !name.unicodeScalars.contains(where: { $0.value < 0x20 })
+        else { return false }
+        return movieExtensions.contains((name as NSString).pathExtension.lowercased())
+    }
+
+    /// Every recording, newest first.
+    public func list() -> [RecordingSummary] {
+        var seen = Set<String>()
+        var summaries: [RecordingSummary] = []
+        for directory in directories {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+            for name in names where Self.isPlainName(name) && seen.insert(name).inserted {
+                if let path = try? path(of: name), let summary = summary(name: name, path: path, directory: directory) {
+                    summaries.append(summary)
+                }
+            }
+        }
+        return summaries.sorted { ($0.start, $0.name) > ($1.start, $1.name) }
+    }
+
+    /// The summary of one recording.
+    public func summary(of name: String) throws -> RecordingSummary {
+        let path = try path(of: name)
+        guard let summary = summary(name: name, path: path, directory: (path as NSString).deletingLastPathComponent)
+        else { throw RecordingError.notFound(name) }
+        return summary
+    }
+
+    /// The player's metadata for `name` (see `PlayerMetadata`), read once per version of
+    /// the file.
+    public func metadata(of name: String) throws -> RecordingMetadata {
+        let path = try path(of: name)
+        guard let stamp = Self.stamp(path) else { throw RecordingError.notFound(name) }
+        return try metadata(path: path, name: name, stamp: stamp)
+    }
+
+    private func metadata(path: String, name: String, stamp: FileStamp) throws -> RecordingMetadata {
+        if let cached = metadataCache.withLock({ $0[path] }), cached.stamp == stamp { return cached.metadata }
+        let metadata: RecordingMetadata
+        do {
+            let movie = try MovieReader(path: path)
+            let player = try PlayerMetadata(movie: movie, name: name)
+            metadata = RecordingMetadata(player: player, json: try Array(JSONEncoder().encode(player)))
+        } catch {
+            throw RecordingError.unreadable(name: name, reason: "\(error)")
+        }
+        metadataCache.withLock { cache in
+            // Long recordings hold megabytes: keep a few.
+            if cache.count >= 8 { cache.removeAll() }
+            cache[path] = (stamp, metadata)
+        }
+        return metadata
+    }
+
+    private static func stamp(_ path: String) -> FileStamp? {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+            let size = attributes[.size] as? NSNumber, let modified = attributes[.modificationDate] as? Date
+        else { return nil }
+        return FileStamp(size: size.uint64Value, modified: modified.timeIntervalSince1970)
+    }
+
+    private func summary(name: String, path: String, directory: String) -> RecordingSummary? {
+        guard let stamp = Self.stamp(path) else { return nil }
+        if let cached = cache.withLock({ $0[path] }), cached.stamp == stamp { return cached.summary }
+        var summary = RecordingSummary(
+            name: name, directory: directory, start: stamp.modified, duration: 0, size: stamp.size, tracks: [],
+            faces: 0, codes: 0, inProgress: false, fragmented: false)
+        do {
+            let metadata = try metadata(path: path, name: name, stamp: stamp).player
+            summary.duration = metadata.duration
+            summary.tracks = metadata.tracks.map(\.kind)
+            summary.faces = Set(metadata.objects.filter { $0.kind == "face" }.map(\.id)).count
+            summary.codes = Set(metadata.objects.filter { $0.kind == "code" }.map(\.id)).count
+            summary.fragmented = metadata.fragmented
+            summary.inProgress = metadata.fragmented && Date().timeIntervalSince1970 - stamp.modified < 30
+            summary.start = Self.startTime(fromName: name) ?? stamp.modified - metadata.duration
+        } catch let error as RecordingError {
+            if case .unreadable(_, let reason) = error { summary.error = reason } else { summary.error = "\(error)" }
+        } catch {
+            summary.error = "\(error)"
+        }
+        cache.withLock { cache in
+            if cache.count > 4096 { cache.removeAll() }
+            cache[path] = (stamp, summary)
+        }
+        return summary
+    }
+
+    /// The UTC start in a recorder's file name, `<source>-20261121T125301Z.mov`.
+    static func startTime(fromName name: String) -> Double? {
+        let stem = (name as NSString).deletingPathExtension
+        guard let range = stem.range(of: #"\d{8}T\d{6}Z"#, options: [.regularExpression, .backwards]) else {
+            return nil
+        }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        return formatter.date(from: String(stem[range]))?.timeIntervalSince1970
+    }
+}
+
+/// A recording's metadata as the player reads it, and the same as JSON.
+public struct RecordingMetadata: Sendable {
+    let player: PlayerMetadata
+    public let json: [UInt8]
+}

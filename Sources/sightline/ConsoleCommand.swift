@@ -1,0 +1,80 @@
+import ArgumentParser
+import Foundation
+import SightlineBus
+import SightlineConsole
+
+struct ConsoleCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "console",
+        abstract: "Serve a browser console: live view with boxes, recordings played with their metadata.",
+        discussion: """
+            Subscribes to sources (or a broker's backend) like `events`, and serves on
+            http://127.0.0.1:8080 by default: / lists the sources, /live/<source> shows its
+            newest frames with the faces and codes of each frame (run the source with
+            --frames jpeg), /recordings lists the movies in --recordings and plays each with
+            the boxes drawn from its own metadata tracks. docs/console.md has the API.
+
+            Examples:
+              sightline console --connect tcp://127.0.0.1:5560 --recordings recordings
+              sightline console --recordings /srv/rec                       # recordings only
+              sightline console --listen 0.0.0.0:8080 --token-file console.token --recordings rec
+            """)
+
+    @Option(help: "Where to listen, HOST:PORT. Beyond loopback it needs --token or --insecure.")
+    var listen = "127.0.0.1:8080"
+
+    @Option(help: "A source or broker backend to subscribe to; repeat for several.")
+    var connect: [String] = []
+
+    @Option(help: "A directory of recordings to list and play; repeat for several.")
+    var recordings: [String] = []
+
+    @Option(help: "Require this token (16+ characters): Authorization: Bearer, or the login form's cookie.")
+    var token: String?
+
+    @Option(help: "Read the token from this file (keeps it out of the process list).")
+    var tokenFile: String?
+
+    @Flag(help: "Listen beyond loopback without a token.")
+    var insecure = false
+
+    @OptionGroup var keys: ClientKeyOptions
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let logger = global.makeLogger()
+        var configuration = ConsoleConfiguration()
+        (configuration.host, configuration.port) = try parseListen(listen)
+        configuration.endpoints = try connect.map(Endpoint.init)
+        configuration.curve = try keys.client()
+        configuration.recordingDirectories = recordings
+        configuration.token = try readToken()
+        configuration.allowRemote = insecure
+        guard !connect.isEmpty || !recordings.isEmpty else {
+            throw ValidationError("give --connect (live sources), --recordings (a directory), or both")
+        }
+        let console = try Console(configuration: configuration, logger: logger)
+        try await runServices(console.services, logger: logger)
+        Bus.finish()
+    }
+
+    private func readToken() throws -> String? {
+        switch (token, tokenFile) {
+        case (nil, nil): return nil
+        case (let token?, nil): return token
+        case (nil, let file?):
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw ValidationError("--token-file \(file) cannot be read")
+            }
+            return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        default: throw ValidationError("give --token or --token-file, not both")
+        }
+    }
+
+    private func parseListen(_ text: String) throws -> (String, Int) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+            (0...65535).contains(port), colon != text.startIndex
+        else { throw ValidationError("--listen '\(text)' is not HOST:PORT, for example 127.0.0.1:8080") }
+        return (String(text[..<colon]).trimmingCharacters(in: ["[", "]"]), port)
+    }
+}
