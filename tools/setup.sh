@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what Sightline needs on Debian 12, idempotently: the C libraries it links,
 # the tools its tests use as independent readers, and what the Python examples import
-# (pyzmq; numpy and OpenCV 4 for the Haar detector).
+# (pyzmq; numpy and OpenCV 4 for the Haar detector), and the browser the console's tests
+# drive (Debian's chromium and chromium-driver, selenium and Pillow from PyPI).
 # Safe to run again; it installs only what is missing.
 set -euo pipefail
 
@@ -14,6 +15,7 @@ packages=(
   libzxing-dev                                                  # barcodes and QR codes
   ffmpeg libimage-exiftool-perl mediainfo                       # independent readers in tests
   python3 python3-zmq                                           # the example client
+  chromium chromium-driver                                      # the console's browser tests
 )
 
 missing=()
@@ -33,6 +35,8 @@ fi
 python_missing=()
 python3 -c "import zmq" 2>/dev/null || python_missing+=(pyzmq)
 python3 -c "import cv2; cv2.CascadeClassifier" 2>/dev/null || python_missing+=("opencv-python-headless>=4.6,<5")
+python3 -c "import selenium" 2>/dev/null || python_missing+=("selenium>=4.10")
+python3 -c "import PIL" 2>/dev/null || python_missing+=(pillow)
 if ((${#python_missing[@]})); then
   echo "setup: installing ${python_missing[*]} for $(command -v python3)" >&2
   python3 -m pip install --quiet "${python_missing[@]}"

@@ -27,7 +27,10 @@ public struct Console: Sendable {
             logger: logger)
         library =
             configuration.recordingDirectories.isEmpty
-            ? nil : try RecordingLibrary(directories: configuration.recordingDirectories)
+            ? nil : RecordingLibrary(directories: configuration.recordingDirectories)
+        for directory in library?.missing ?? [] {
+            logger.warning("recordings directory \(directory) does not exist yet; its files are listed once it does")
+        }
         let router = ConsoleRouter(live: live, library: library, token: configuration.token, logger: logger).router()
         let host = configuration.host
         let application = Application(

@@ -38,6 +38,9 @@ struct ConsoleCommand: AsyncParsableCommand {
     @Flag(help: "Listen beyond loopback without a token.")
     var insecure = false
 
+    @Option(help: "Show a source as stopped after this many seconds without a message from it.")
+    var staleAfter = 15.0
+
     @OptionGroup var keys: ClientKeyOptions
     @OptionGroup var global: GlobalOptions
 
@@ -50,6 +53,8 @@ struct ConsoleCommand: AsyncParsableCommand {
         configuration.recordingDirectories = recordings
         configuration.token = try readToken()
         configuration.allowRemote = insecure
+        guard staleAfter > 0 else { throw ValidationError("--stale-after must be positive") }
+        configuration.silenceLimit = .milliseconds(Int(staleAfter * 1000))
         guard !connect.isEmpty || !recordings.isEmpty else {
             throw ValidationError("give --connect (live sources), --recordings (a directory), or both")
         }

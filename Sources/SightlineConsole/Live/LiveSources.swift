@@ -214,7 +214,8 @@ public final class LiveSources: Service, @unchecked Sendable {
 
     /// Releases frames whose wait is over, and marks sources that went quiet as stopped.
     private func tick(nowNs: UInt64) {
-        let silence = UInt64(silenceLimit.components.seconds) * 1_000_000_000
+        let (seconds, attoseconds) = silenceLimit.components
+        let silence = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
         var quiet = false
         let frames: [LiveFrame] = state.withLock { state in
             var frames: [LiveFrame] = []
@@ -225,7 +226,7 @@ public final class LiveSources: Service, @unchecked Sendable {
                     nowNs > summary.lastMessageNs + silence
                 {
                     state.sources[id]!.summary.state = .stopped
-                    state.sources[id]!.summary.reason = "no message for \(silenceLimit.components.seconds) s"
+                    state.sources[id]!.summary.reason = "no message for \(silenceLimit)"
                     quiet = true
                 }
             }

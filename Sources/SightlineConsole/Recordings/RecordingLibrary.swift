@@ -58,14 +58,23 @@ public final class RecordingLibrary: Sendable {
         var modified: Double
     }
 
-    /// Directories that do not exist are an error: a typo should not show an empty list.
-    public init(directories: [String]) throws {
-        self.directories = try directories.map { directory in
+    /// A directory that does not exist yet is listed once it does (a recorder started after
+    /// the console creates it); `missing` says which are absent now, for a warning.
+    public init(directories: [String]) {
+        self.directories = directories
+    }
+
+    /// The directories that do not exist (now).
+    public var missing: [String] {
+        directories.filter { directory in
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
-            else { throw SightlineError.invalidArgument("--recordings \(directory) is not a directory") }
-            return URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
+            return !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) || !isDirectory.boolValue
         }
+    }
+
+    /// Each directory as it really is, symlinks resolved: where its files must stay.
+    private var resolvedDirectories: [String] {
+        directories.map { URL(fileURLWithPath: $0).resolvingSymlinksInPath().path }
     }
 
     static let movieExtensions: Set<String> = ["mov", "mp4", "m4v"]
@@ -73,7 +82,7 @@ public final class RecordingLibrary: Sendable {
     /// The file `name` stands for, checked to lie inside a recordings directory.
     public func path(of name: String) throws -> String {
         guard Self.isPlainName(name) else { throw RecordingError.badName(name) }
-        for directory in directories {
+        for directory in resolvedDirectories {
             let candidate = directory + "/" + name
             guard FileManager.default.fileExists(atPath: candidate) else { continue }
             // A symlink may point anywhere: follow it and check where it lands.
@@ -95,7 +104,7 @@ public final class RecordingLibrary: Sendable {
     public func list() -> [RecordingSummary] {
         var seen = Set<String>()
         var summaries: [RecordingSummary] = []
-        for directory in directories {
+        for directory in resolvedDirectories {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
             for name in names where Self.isPlainName(name) && seen.insert(name).inserted {
                 if let path = try? path(of: name), let summary = summary(name: name, path: path, directory: directory) {

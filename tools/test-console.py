@@ -1,0 +1,433 @@
+#!/usr/bin/env python3
+"""The browser console against real processes, in headless Chromium driven by selenium.
+
+A real `sightline run` (recording, publishing JPEG frames and GPS positions from the
+example feeder) and a real `sightline console`; what the pages draw is compared with what
+the source published (its `faces` messages, read here with pyzmq) and with what the movie
+holds (`sightline inspect --metadata`). Screenshots are checked by their pixels.
+
+  tools/test-console.py [PATH/TO/sightline]
+
+Ends with "N passed, M failed"; exit status 1 when anything failed.
+"""
+import io
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import zmq
+from PIL import Image
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/debug/sightline")
+FIXTURE = os.path.join(ROOT, "Tests/SightlineMovieTests/Fixtures/iphone-layout.mov")
+FACE_GREEN = (0, 224, 80)  # --face in console.css
+
+passed, failed = 0, 0
+
+
+def check(name, condition, detail=""):
+    global passed, failed
+    if condition:
+        passed += 1
+        print(f"ok: {name}")
+    else:
+        failed += 1
+        print(f"FAILED: {name} {detail}", file=sys.stderr)
+
+
+def wait_for(condition, timeout=60, step=0.1, what="a condition"):
+    """Polls until condition() is truthy, returning its value; a busy machine only makes it slower."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"gave up waiting for {what}")
+        time.sleep(step)
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http(url, headers=None, data=None):
+    request = urllib.request.Request(url, headers=headers or {}, data=data)
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        with opener.open(request, timeout=30) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+def serving(base, process):
+    """Whether the console answers; a console that exited ends the wait (its error shows)."""
+    if process.poll() is not None:
+        raise RuntimeError(f"the console exited with {process.returncode}")
+    try:
+        return http(base + "/health")[0] == 200
+    except urllib.error.URLError:
+        return False
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+class FacesCollector(threading.Thread):
+    """Every `faces` message of the source, by media time (seconds)."""
+
+    def __init__(self, endpoint):
+        super().__init__(daemon=True)
+        self.socket = zmq.Context.instance().socket(zmq.SUB)
+        self.socket.setsockopt(zmq.SUBSCRIBE, b"faces/cam1/")
+        self.socket.connect(endpoint)
+        self.by_time = {}
+        self.running = True
+
+    def run(self):
+        while self.running:
+            if self.socket.poll(100):
+                frames = self.socket.recv_multipart()
+                message = json.loads(frames[1])
+                t = message["time"]["value"] / message["time"]["timescale"]
+                self.by_time[round(t, 6)] = [
+                    (f["faceID"], [f["bounds"][k] for k in ("x", "y", "width", "height")]) for f in message["faces"]]
+
+
+def browser():
+    options = Options()
+    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1200,1100",
+                     "--disable-dev-shm-usage", "--force-device-scale-factor=1", "--hide-scrollbars"]:
+        options.add_argument(argument)
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    return webdriver.Chrome(options=options, service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"))
+
+
+def rects(driver, selector="#overlay rect"):
+    return driver.execute_script(
+        f"return [...document.querySelectorAll('{selector}')].map(r => [Number(r.dataset.faceId), "
+        "r.dataset.bounds.split(' ').map(Number), (r => [r.left, r.top, r.width, r.height])(r.getBoundingClientRect())])")
+
+
+def inspect_faces(path):
+    """(start, end, faces) of every group of the faces track, as `sightline inspect` reads them."""
+    tracks = json.loads(subprocess.check_output([BIN, "inspect", "--json", path]))["tracks"]
+    faces_track = next(t["id"] for t in tracks if any(
+        k["identifier"] == "mdta/com.apple.quicktime.detected-face" for k in t["keys"]))
+    groups = []
+    for line in subprocess.check_output([BIN, "inspect", path, "--metadata", "--track", str(faces_track)]).splitlines():
+        group = json.loads(line)
+        faces = []
+        for item in group["items"]:
+            for record in item["value"]:
+                fields = {f["identifier"].rsplit(".", 1)[-1]: f["value"] for f in record}
+                c = fields["bounds"]
+                xs, ys = c[0::2], c[1::2]
+                faces.append((fields["face-id"], [min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys)]))
+        groups.append((group["time"], group["time"] + group["duration"], sorted(faces)))
+    return groups
+
+
+def faces_at(groups, t):
+    for start, end, faces in groups:
+        if start <= t + 1e-6 < end:
+            return faces
+    return []
+
+
+def close(a, b, tolerance=1e-4):
+    return len(a) == len(b) and all(abs(x - y) <= tolerance for x, y in zip(a, b))
+
+
+def screenshot(driver):
+    return Image.open(io.BytesIO(driver.get_screenshot_as_png())).convert("RGB")
+
+
+def is_green(pixel):
+    return all(abs(p - q) <= 60 for p, q in zip(pixel, FACE_GREEN))
+
+
+def edge_is_drawn(image, box):
+    """The box's top and left edges carry the face colour; its middle does not."""
+    left, top, width, height = box
+    # The 3-pixel stroke is centred on the edge: one of the pixels across it is solid.
+    top_edge = [any(is_green(image.getpixel((int(left + width * f), round(top) + d))) for d in (-1, 0, 1))
+                for f in (0.25, 0.5, 0.75)]
+    left_edge = [any(is_green(image.getpixel((round(left) + d, int(top + height * f)))) for d in (-1, 0, 1))
+                 for f in (0.25, 0.5, 0.75)]
+    middle = image.getpixel((int(left + width / 2), int(top + height / 2)))
+    return all(top_edge + left_edge) and not is_green(middle)
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="sightline-console-test-")
+    recordings = os.path.join(work, "rec")
+    others = os.path.join(work, "others")
+    os.makedirs(others)
+    shutil.copy(FIXTURE, os.path.join(others, "iphone-layout.mov"))
+    with open(os.path.join(others, "corrupt.mov"), "wb") as f:
+        f.write(b"\x00\x00\x00\x18ftypqt  " + os.urandom(4000))
+    os.symlink("/etc/hostname", os.path.join(others, "escape.mov"))
+    publish, metadata_in, port = free_port(), free_port(), free_port()
+    base = f"http://127.0.0.1:{port}"
+    processes = []
+
+    def start(*args, **kwargs):
+        process = subprocess.Popen(list(args), **kwargs)
+        processes.append(process)
+        return process
+
+    def start_source():
+        return start(BIN, "run", "--realtime", "--loop", "--frames", "jpeg", "--frames-rate", "10",
+                     "--publish", f"tcp://127.0.0.1:{publish}", "--metadata-in", f"tcp://127.0.0.1:{metadata_in}",
+                     "--record", recordings, "--fragment", "1", "--log-level", "warning",
+                     "--metadata-track", "mdta/com.apple.quicktime.location.ISO6709=com.apple.quicktime.location.ISO6709")
+
+    driver = None
+    try:
+        collector = FacesCollector(f"tcp://127.0.0.1:{publish}")
+        collector.start()
+        source = start_source()
+        feeder = start(sys.executable, os.path.join(ROOT, "tools/gps_feeder.py"), "--connect",
+                       f"tcp://127.0.0.1:{metadata_in}", "--rate", "4", "--duration", "600", stdout=subprocess.DEVNULL)
+        console = start(BIN, "console", "--connect", f"tcp://127.0.0.1:{publish}", "--recordings", recordings,
+                        "--recordings", others, "--listen", f"127.0.0.1:{port}", "--stale-after", "3",
+                        "--log-level", "warning")
+        wait_for(lambda: serving(base, console), what="the console")
+        driver = browser()
+
+        # Live: every frame shown carries the faces the source published for that same frame.
+        driver.get(base + "/live/cam1")
+        wait_for(lambda: int(driver.execute_script("return document.getElementById('stage').dataset.shown || 0")) >= 3,
+                 timeout=90, what="live frames")
+        compared, matched, with_faces = 0, 0, 0
+        for _ in range(12):
+            time.sleep(0.25)
+            # One script reads the frame's time and its boxes, so a newer frame cannot come between.
+            shown, held, faces_time, boxes = driver.execute_script(
+                "const s = document.getElementById('stage').dataset; return [Number(s.time), s.facesHeld, "
+                "Number(s.facesTime), [...document.querySelectorAll('#overlay rect')].map(r => "
+                "[Number(r.dataset.faceId), r.dataset.bounds.split(' ').map(Number)])]")
+            drawn = sorted((b[0], b[1]) for b in boxes)
+            if drawn:
+                expected = sorted(wait_for(lambda: collector.by_time.get(round(faces_time, 6)), timeout=10,
+                                           what="the published faces"))
+            else:
+                expected = sorted(collector.by_time.get(round(faces_time, 6)) or [])
+            compared += 1
+            with_faces += bool(drawn)
+            if [d[0] for d in drawn] == [e[0] for e in expected] and all(
+                    close(d[1], e[1], 1e-9) for d, e in zip(drawn, expected)):
+                matched += 1
+            else:
+                print(f"live frame {shown}: drawn {drawn}, published {expected}", file=sys.stderr)
+            if held == "false" and drawn:
+                check(f"live frame {shown:.3f}: boxes are that frame's own", abs(faces_time - shown) < 1e-9)
+        check("live boxes equal the published faces of their frame", matched == compared and with_faces > 0,
+              f"{matched}/{compared} matched, {with_faces} with faces")
+        delays = driver.execute_script("return sightline.liveDelays")
+        check("capture-to-paint delays are measured", len(delays) >= 3 and all(0 <= d < 5000 for d in delays),
+              str(delays[-5:]))
+
+        # The sources page, then a source that goes quiet shows as stopped and comes back.
+        driver.get(base + "/")
+        wait_for(lambda: driver.execute_script(
+            "const c = document.querySelector('[data-source=cam1]'); return c && c.dataset.state === 'running'"),
+            what="cam1 running on /")
+        in_progress = wait_for(lambda: [r for r in json.loads(http(base + "/api/recordings")[2]) if r["inProgress"]],
+                               timeout=30, what="a recording in progress")
+        check("the file being written is listed", len(in_progress) == 1)
+        driver.get(base + "/recordings/" + in_progress[0]["name"])
+        wait_for(lambda: driver.execute_script("return document.getElementById('video').readyState >= 2"),
+                 timeout=60, what="the file being written to play")
+        check("the file being written plays", True)
+        source.send_signal(signal.SIGKILL)
+        source.wait()
+        driver.get(base + "/")
+        wait_for(lambda: driver.execute_script(
+            "const c = document.querySelector('[data-source=cam1]'); return c && c.dataset.state === 'stopped'"),
+            what="cam1 shown as stopped")
+        check("a source that disappears shows as stopped", True)
+        source = start_source()
+        wait_for(lambda: driver.execute_script(
+            "const c = document.querySelector('[data-source=cam1]'); return c && c.dataset.state === 'running'"),
+            timeout=90, what="cam1 running again")
+        check("a source that comes back resumes", True)
+        source.send_signal(signal.SIGINT)
+        source.wait(timeout=120)
+
+        # Recordings: listed newest first, with their tracks and counts.
+        listed = json.loads(http(base + "/api/recordings")[2])
+        ours = [r for r in listed if r["directory"].endswith("/rec")]
+        check("both recordings are listed, newest first", len(ours) == 2 and ours[0]["start"] >= ours[1]["start"],
+              str([(r["name"], r["start"]) for r in ours]))
+        check("the corrupt file is listed with its error",
+              any(r["name"] == "corrupt.mov" and r["error"] for r in listed))
+        check("a symlink out of the directory is not listed", not any(r["name"] == "escape.mov" for r in listed))
+        # The first run's file (recovered after the kill -9): the GPS feeder ran all through it.
+        recording = ours[-1]
+        path = os.path.join(recordings, recording["name"])
+        groups = inspect_faces(path)
+        check("the list counts the recording's faces",
+              recording["faces"] == len({f[0] for _, _, faces in groups for f in faces}) and recording["faces"] > 0)
+        check("the list names its tracks", "video" in recording["tracks"] and "faces" in recording["tracks"]
+              and "location" in recording["tracks"], str(recording["tracks"]))
+
+        # The player at ?t= shows exactly the faces the file has then, after a seek too.
+        face_times = [start for start, end, faces in groups if faces]
+        t = face_times[len(face_times) // 2] + 0.01
+        driver.get(f"{base}/recordings/{recording['name']}?t={t:.3f}")
+        wait_for(lambda: driver.execute_script(
+            f"const o = document.getElementById('overlay'); return o.dataset.mediaTime !== undefined && "
+            f"Math.abs(Number(o.dataset.mediaTime) - {t}) < 0.05 && document.getElementById('video').readyState >= 2"),
+            what="the player at ?t=")
+        shown_at = float(driver.execute_script("return document.getElementById('overlay').dataset.mediaTime"))
+        drawn = sorted((r[0], r[1]) for r in rects(driver))
+        expected = faces_at(groups, shown_at)
+        check(f"player at ?t={t:.3f} shows the file's faces",
+              [d[0] for d in drawn] == [e[0] for e in expected] and all(close(d[1], e[1]) for d, e in zip(drawn, expected))
+              and drawn, f"{drawn} vs {expected}")
+        check("the player opens paused", driver.execute_script("return document.getElementById('video').paused"))
+        time.sleep(0.5)  # let the picture settle before the screenshot; the check itself is on pixels
+        image = screenshot(driver)
+        boxes = [r[2] for r in rects(driver)]
+        check("screenshot: each box's edge is drawn where the face is", boxes and all(edge_is_drawn(image, b) for b in boxes))
+
+        later = face_times[(len(face_times) * 3) // 4] + 0.01
+        driver.execute_script(f"document.getElementById('video').currentTime = {later}")
+        wait_for(lambda: driver.execute_script(
+            f"return Math.abs(Number(document.getElementById('overlay').dataset.mediaTime) - {later}) < 0.05"),
+            what="the seek")
+        shown_at = float(driver.execute_script("return document.getElementById('overlay').dataset.mediaTime"))
+        drawn = sorted((r[0], r[1]) for r in rects(driver))
+        expected = faces_at(groups, shown_at)
+        check(f"after a seek to {later:.3f} the player shows the file's faces",
+              [d[0] for d in drawn] == [e[0] for e in expected] and all(close(d[1], e[1]) for d, e in zip(drawn, expected)),
+              f"{drawn} vs {expected}")
+        check("the location track is shown as text",
+              "48.85" in driver.find_element("id", "location").text, driver.find_element("id", "location").text)
+        lanes = driver.execute_script("return [...document.querySelectorAll('#timeline .lane')].map(l => l.dataset.object)")
+        check("the timeline has a lane per face", sorted(lanes) == sorted(
+            f"face {i}" for i in {f[0] for _, _, faces in groups for f in faces}), str(lanes))
+        first_span = driver.execute_script(
+            "const s = document.querySelector('#timeline .span'); s.click(); return Number(s.dataset.start)")
+        wait_for(lambda: abs(driver.execute_script("return document.getElementById('video').currentTime") - first_span) < 0.05,
+                 what="a click on the timeline to seek")
+        check("a click on the timeline seeks there", True)
+
+        # Snapshot: a JPEG with the boxes drawn in.
+        status, headers, jpeg = http(f"{base}/api/recordings/{recording['name']}/snapshot?t={t:.3f}")
+        snap = Image.open(io.BytesIO(jpeg)).convert("RGB")
+        face = faces_at(groups, t)[0][1]
+        x0, y0 = int(face[0] * snap.width), int(face[1] * snap.height)
+        x1 = int((face[0] + face[2]) * snap.width)
+        edge = snap.getpixel(((x0 + x1) // 2, y0 + 1))
+        centre = snap.getpixel(((x0 + x1) // 2, int((face[1] + face[3] / 2) * snap.height)))
+        check("snapshot: a JPEG with the face's box drawn",
+              status == 200 and headers.get("Content-Type") == "image/jpeg" and edge[1] > 180 and edge[0] < 90
+              and not (centre[1] > 180 and centre[0] < 90), f"{status} {edge} {centre}")
+
+        # The iPhone-shaped movie: turned a quarter by its orientation track, boxes with it.
+        driver.get(base + "/recordings/iphone-layout.mov?t=1")
+        wait_for(lambda: driver.execute_script(
+            "return document.getElementById('video').readyState >= 2 && "
+            "Math.abs(Number(document.getElementById('overlay').dataset.mediaTime) - 1) < 0.05"), what="the fixture")
+        orientation = driver.execute_script("return document.getElementById('box').dataset.orientation")
+        box = driver.execute_script("const r = document.getElementById('box').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]")
+        (face_id, bounds, client), = rects(driver)
+        x, y, w, h = bounds
+        expected = [box[0] + (1 - y - h) * box[2], box[1] + x * box[3], h * box[2], w * box[3]]
+        check("the rotated recording is shown turned (orientation 6, taller than wide)",
+              orientation == "6" and box[3] > box[2], f"{orientation} {box}")
+        check("its box turns with the picture", close(client, expected, 1.5), f"{client} vs {expected}")
+        image = screenshot(driver)
+        check("screenshot: the turned box is drawn there", edge_is_drawn(image, client))
+
+        # Bad recordings show an error on their page; the server stays up.
+        driver.get(base + "/recordings/corrupt.mov")
+        error = wait_for(lambda: driver.find_element("id", "error").text, what="the error text")
+        check("a corrupt recording shows an error on its page", "cannot" in error, error)
+        check("the console is still up", http(base + "/health")[0] == 200)
+
+        # Paths never leave the recordings directories.
+        for url in ["/media/..%2F..%2Fetc%2Fpasswd", "/media/%2e%2e%2f%2e%2e%2fetc%2fpasswd", "/media/escape.mov",
+                     "/api/recordings/..%2Fetc%2Fpasswd/metadata", "/api/recordings/escape.mov/metadata",
+                     "/media/%2Fetc%2Fhostname", "/media/rec%2F..%2F..%2Fetc%2Fhostname"]:
+            status = http(base + url)[0]
+            check(f"{url} is refused", status in (400, 404), str(status))
+        status, headers, body = http(f"{base}/media/{recording['name']}", {"Range": "bytes=100-199"})
+        with open(path, "rb") as f:
+            f.seek(100)
+            expected_bytes = f.read(100)
+        check("range requests are answered with the file's bytes",
+              status == 206 and body == expected_bytes and headers.get("Content-Range", "").startswith("bytes 100-199/"))
+    finally:
+        if driver:
+            driver.quit()
+        for process in processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in processes:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        shutil.rmtree(work, ignore_errors=True)
+
+    # A token guards a console; the login form sets the cookie.
+    token = "%032x" % random.getrandbits(128)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    console = subprocess.Popen([BIN, "console", "--recordings", os.path.dirname(FIXTURE), "--listen",
+                                f"127.0.0.1:{port}", "--token", token, "--log-level", "warning"])
+    driver = None
+    try:
+        wait_for(lambda: serving(base, console), what="the console")
+        check("without the token the API is refused", http(base + "/api/recordings")[0] == 401)
+        check("with the bearer token it answers",
+              http(base + "/api/recordings", {"Authorization": f"Bearer {token}"})[0] == 200)
+        status, headers, _ = http(base + "/recordings", {"Accept": "text/html"})
+        check("a page without the token leads to the login form",
+              status == 302 and headers.get("Location", "").startswith("/login"))
+        driver = browser()
+        driver.get(base + "/recordings")
+        driver.find_element("name", "token").send_keys(token)
+        driver.find_element("css selector", "button[type=submit]").click()
+        wait_for(lambda: driver.execute_script("return document.querySelector('tr[data-name]') !== null"),
+                 what="the recordings after login")
+        check("after the login form the pages open", "/recordings" in driver.current_url)
+    finally:
+        if driver:
+            driver.quit()
+        console.send_signal(signal.SIGTERM)
+        console.wait(timeout=30)
+    code = subprocess.run([BIN, "console", "--recordings", ROOT, "--listen", "0.0.0.0:0"],
+                          capture_output=True, text=True)
+    check("listening beyond loopback without a token is refused with one line",
+          code.returncode == 1 and code.stderr.count("\n") == 1 and "--token" in code.stderr, code.stderr)
+
+    print(f"{passed} passed, {failed} failed: console in a browser")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
