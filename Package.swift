@@ -79,7 +79,9 @@ let package = Package(
             ],
             resources: [.copy("Pages")]),
         .target(name: "SightlineSamples", resources: [.copy("Media")]),
-        .target(name: "SightlineTesting", dependencies: ["SightlineBus"]),
+        .target(
+            name: "SightlineTesting",
+            dependencies: ["SightlineBus", "SightlineMovie", "SightlineCapture", "SightlineSamples"]),
         .target(
             name: "SightlinePipeline",
             dependencies: [
@@ -116,7 +118,6 @@ let package = Package(
             dependencies: [
                 "SightlineConsole", "SightlineMovie", "SightlineCore", "SightlineCapture", "SightlineSamples",
                 "SightlineTesting", "SightlineBus",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]),
         .testTarget(
             name: "SightlineEndToEndTests",

@@ -71,8 +71,8 @@ struct PlayerMetadata: Encodable, Sendable {
                 add(group, kind: Self.kind(of: track))
             }
         }
-        objects = Self.appearances(kind: "face", faces, end: duration)
-            + Self.appearances(kind: "code", codes, end: duration)
+        objects = (Self.appearances(kind: "face", faces, end: duration)
+            + Self.appearances(kind: "code", codes, end: duration)).sorted { ($0.start, $0.kind) < ($1.start, $1.kind) }
     }
 
     private mutating func add(_ group: TimedMetadataGroup, kind: String) {
@@ -178,7 +178,7 @@ struct PlayerMetadata: Encodable, Sendable {
                 merged.append(appearance)
             }
         }
-        return merged.sorted { ($0.start, $0.id) < ($1.start, $1.id) }
+        return merged
     }
 
     static let mergedGap = 0.25
