@@ -154,6 +154,15 @@ def faces_at(groups, t):
     return []
 
 
+def player_matches_file(driver, groups):
+    """The boxes the player draws now equal the file's faces at the media time it shows."""
+    shown_at = float(driver.execute_script("return document.getElementById('overlay').dataset.mediaTime"))
+    drawn = sorted((r[0], r[1]) for r in rects(driver))
+    expected = faces_at(groups, shown_at)
+    same = [d[0] for d in drawn] == [e[0] for e in expected] and all(close(d[1], e[1]) for d, e in zip(drawn, expected))
+    return same and bool(drawn), f"at {shown_at}: {drawn} vs {expected}"
+
+
 def close(a, b, tolerance=1e-4):
     return len(a) == len(b) and all(abs(x - y) <= tolerance for x, y in zip(a, b))
 
@@ -220,8 +229,10 @@ def main():
         wait_for(lambda: int(driver.execute_script("return document.getElementById('stage').dataset.shown || 0")) >= 3,
                  timeout=90, what="live frames")
         compared, matched, with_faces = 0, 0, 0
+        last_seq = None
         for _ in range(12):
-            time.sleep(0.25)
+            last_seq = wait_for(lambda: (lambda seq: seq if seq != last_seq else None)(
+                driver.execute_script("return document.getElementById('stage').dataset.seq")), what="a new live frame")
             # One script reads the frame's time and its boxes, so a newer frame cannot come between.
             shown, held, faces_time, boxes = driver.execute_script(
                 "const s = document.getElementById('stage').dataset; return [Number(s.time), s.facesHeld, "
@@ -300,29 +311,19 @@ def main():
             f"const o = document.getElementById('overlay'); return o.dataset.mediaTime !== undefined && "
             f"Math.abs(Number(o.dataset.mediaTime) - {t}) < 0.05 && document.getElementById('video').readyState >= 2"),
             what="the player at ?t=")
-        shown_at = float(driver.execute_script("return document.getElementById('overlay').dataset.mediaTime"))
-        drawn = sorted((r[0], r[1]) for r in rects(driver))
-        expected = faces_at(groups, shown_at)
-        check(f"player at ?t={t:.3f} shows the file's faces",
-              [d[0] for d in drawn] == [e[0] for e in expected] and all(close(d[1], e[1]) for d, e in zip(drawn, expected))
-              and drawn, f"{drawn} vs {expected}")
+        check(f"player at ?t={t:.3f} shows the file's faces", *player_matches_file(driver, groups))
         check("the player opens paused", driver.execute_script("return document.getElementById('video').paused"))
-        time.sleep(0.5)  # let the picture settle before the screenshot; the check itself is on pixels
-        image = screenshot(driver)
         boxes = [r[2] for r in rects(driver)]
-        check("screenshot: each box's edge is drawn where the face is", boxes and all(edge_is_drawn(image, b) for b in boxes))
+        check("screenshot: each box's edge is drawn where the face is", boxes and wait_for(
+            lambda: all(edge_is_drawn(screenshot(driver), b) for b in boxes), timeout=30, step=0.5,
+            what="the boxes in a screenshot"))
 
         later = face_times[(len(face_times) * 3) // 4] + 0.01
         driver.execute_script(f"document.getElementById('video').currentTime = {later}")
         wait_for(lambda: driver.execute_script(
             f"return Math.abs(Number(document.getElementById('overlay').dataset.mediaTime) - {later}) < 0.05"),
             what="the seek")
-        shown_at = float(driver.execute_script("return document.getElementById('overlay').dataset.mediaTime"))
-        drawn = sorted((r[0], r[1]) for r in rects(driver))
-        expected = faces_at(groups, shown_at)
-        check(f"after a seek to {later:.3f} the player shows the file's faces",
-              [d[0] for d in drawn] == [e[0] for e in expected] and all(close(d[1], e[1]) for d, e in zip(drawn, expected)),
-              f"{drawn} vs {expected}")
+        check(f"after a seek to {later:.3f} the player shows the file's faces", *player_matches_file(driver, groups))
         check("the location track is shown as text",
               "48.85" in driver.find_element("id", "location").text, driver.find_element("id", "location").text)
         lanes = driver.execute_script("return [...document.querySelectorAll('#timeline .lane')].map(l => l.dataset.object)")
@@ -359,8 +360,8 @@ def main():
         check("the rotated recording is shown turned (orientation 6, taller than wide)",
               orientation == "6" and box[3] > box[2], f"{orientation} {box}")
         check("its box turns with the picture", close(client, expected, 1.5), f"{client} vs {expected}")
-        image = screenshot(driver)
-        check("screenshot: the turned box is drawn there", edge_is_drawn(image, client))
+        check("screenshot: the turned box is drawn there", wait_for(
+            lambda: edge_is_drawn(screenshot(driver), client), timeout=30, step=0.5, what="the turned box"))
 
         # Bad recordings show an error on their page; the server stays up.
         driver.get(base + "/recordings/corrupt.mov")

@@ -24,7 +24,9 @@ public final class H264SampleDecoder {
         context.pointee.extradata_size = Int32(avcConfiguration.count)
         context.pointee.thread_count = 1
         let opened = avcodec_open2(context, codec, nil)
-        guard opened >= 0 else { throw SightlineError.invalidArgument("cannot open the H.264 decoder: \(ffmpegError(opened))") }
+        guard opened >= 0 else {
+            throw SightlineError.invalidArgument("cannot open the H.264 decoder: \(ffmpegError(opened))")
+        }
     }
 
     deinit {

@@ -151,6 +151,22 @@ public struct MachineReadableCodeObject: Sendable, Hashable, Codable {
     }
 }
 
+/// How a code is stored in a movie's codes track (docs/movie-format.md): the object without
+/// its times, which the sample already has. The recorder writes it; players read it.
+public struct MachineReadableCodeRecord: Sendable, Codable, Equatable {
+    public var codeID: Int
+    public var type: MachineReadableCodeType
+    public var stringValue: String
+    public var corners: [NormalizedPoint]
+    public var bounds: NormalizedRect
+
+    public init(_ code: MachineReadableCodeObject) {
+        (codeID, type, stringValue, corners, bounds) = (
+            code.codeID, code.type, code.stringValue, code.corners, code.bounds
+        )
+    }
+}
+
 /// What faces and codes have in common: an ID that a tracker keeps stable, a place in the
 /// frame, and how they travel on the bus. A new kind of detected object conforms to this.
 public protocol MetadataObject: Sendable, Hashable, Codable {

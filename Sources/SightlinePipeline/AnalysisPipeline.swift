@@ -237,7 +237,8 @@ public final class AnalysisPipeline: Service, Sendable {
                                 try? await Task.sleep(for: configuration.statusInterval)
                                 if Task.isCancelled { break }
                                 publishStatus(
-                                    SourceStatus(state: .running, input: input, counters: counters, detections: detections))
+                                    SourceStatus(
+                                        state: .running, input: input, counters: counters, detections: detections))
                             }
                             return nil
                         }

@@ -227,7 +227,7 @@ public final class Recorder {
     /// Codes as a JSON array of objects (ID, type, value, corners, bounds), as UTF-8 text.
     private func handleCodes(_ message: Message) {
         guard let time = message.time, let codes = message.codes,
-            let json = try? codesEncoder.encode(codes.map(RecordedCode.init))
+            let json = try? codesEncoder.encode(codes.map(MachineReadableCodeRecord.init))
         else {
             counters.metadataDropped["malformed", default: 0] += 1
             return
@@ -411,20 +411,4 @@ public final class Recorder {
 
 private func reason(_ error: Error) -> String {
     ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.localizedDescription ?? error.localizedDescription
-}
-
-/// How a code is written in the codes track: the object without its times, which the
-/// sample already has.
-private struct RecordedCode: Encodable {
-    let codeID: Int
-    let type: MachineReadableCodeType
-    let stringValue: String
-    let corners: [NormalizedPoint]
-    let bounds: NormalizedRect
-
-    init(_ code: MachineReadableCodeObject) {
-        (codeID, type, stringValue, corners, bounds) = (
-            code.codeID, code.type, code.stringValue, code.corners, code.bounds
-        )
-    }
 }

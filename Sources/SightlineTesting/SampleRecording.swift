@@ -53,7 +53,9 @@ public struct SampleRecording {
 
     /// Writes the recording; without `finish` the file is left as a crash would leave it.
     @discardableResult
-    public func write(to path: String, fragmentInterval: MediaTime? = MediaTime(value: 2, timescale: 1), finish: Bool = true)
+    public func write(
+        to path: String, fragmentInterval: MediaTime? = MediaTime(value: 2, timescale: 1), finish: Bool = true
+    )
         throws -> MovieWriter
     {
         let writer = try MovieWriter(

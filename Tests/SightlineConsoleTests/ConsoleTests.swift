@@ -127,10 +127,14 @@ import Testing
                 #expect(!String(decoding: reply.body, as: UTF8.self).contains("TOP-SECRET"), "\(path)")
             }
             #expect(try await console.get("/media/link-in.mov", headers: ["Range": "bytes=0-7"]).status == 206)
-            let names = (try await console.get("/api/recordings").json as? [[String: Any]])?.map { $0["name"] as? String }
+            let names = (try await console.get("/api/recordings").json as? [[String: Any]])?.map {
+                $0["name"] as? String
+            }
             #expect(names?.contains("link-out.mov") == false)
         }
-        #expect(throws: RecordingError.badName("../x.mov")) { try RecordingLibrary(directories: [directory.path]).path(of: "../x.mov") }
+        #expect(throws: RecordingError.badName("../x.mov")) {
+            try RecordingLibrary(directories: [directory.path]).path(of: "../x.mov")
+        }
     }
 
     @Test func aBrokenRecordingIsAnErrorNotACrash() async throws {

@@ -86,9 +86,13 @@ import Testing
         _ = matcher.addObjects(faces(2, [1]), receivedNs: wall(2))  // an earlier time: a restart
         #expect(matcher.addFrame(frame(3), jpeg: [0], receivedNs: wall(3)).isEmpty)  // not settled by time 100
         let released = matcher.addObjects(faces(3, [1]), receivedNs: wall(3))
-        #expect(released.first?.faces == LiveDetections(time: time(3).seconds, held: false, objects: [
-            LiveObject(id: 1, bounds: [0.1, 0.2, 0.1, 0.15])
-        ]))
+        #expect(
+            released.first?.faces
+                == LiveDetections(
+                    time: time(3).seconds, held: false,
+                    objects: [
+                        LiveObject(id: 1, bounds: [0.1, 0.2, 0.1, 0.15])
+                    ]))
     }
 
     @Test func framesDoNotPileUpWhenNoDetectorAnswers() {

@@ -20,8 +20,10 @@ struct ConsoleRouter {
         if let library {
             // The movie itself, with range requests, for the <video> element.
             router.add(
-                middleware: FileMiddleware(fileProvider: RecordingFiles(library: library, logger: logger), urlBasePath: "/media")
-                    .withAdditionalMediaType(.videoMp4, mappedToFileExtension: "mov"))
+                middleware: FileMiddleware(
+                    fileProvider: RecordingFiles(library: library, logger: logger), urlBasePath: "/media"
+                )
+                .withAdditionalMediaType(.videoMp4, mappedToFileExtension: "mov"))
         }
         addPages(to: router)
         addLive(to: router)

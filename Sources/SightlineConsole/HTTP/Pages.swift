@@ -9,7 +9,8 @@ enum Pages {
             let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path)
         else { return [:] }
         let types = [
-            "html": "text/html; charset=utf-8", "js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8",
+            "html": "text/html; charset=utf-8", "js": "text/javascript; charset=utf-8",
+            "css": "text/css; charset=utf-8",
             "svg": "image/svg+xml",
         ]
         var files: [String: (String, [UInt8])] = [:]

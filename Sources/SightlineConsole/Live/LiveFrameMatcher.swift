@@ -44,7 +44,9 @@ public struct LiveObject: Sendable, Encodable, Equatable {
         bounds = face.bounds.components
     }
 
-    init(_ code: MachineReadableCodeObject) {
+    init(_ code: MachineReadableCodeObject) { self.init(MachineReadableCodeRecord(code)) }
+
+    init(_ code: MachineReadableCodeRecord) {
         id = code.codeID
         bounds = code.bounds.components
         type = code.type.rawValue

@@ -71,7 +71,8 @@ struct PlayerMetadata: Encodable, Sendable {
                 add(group, kind: Self.kind(of: track))
             }
         }
-        objects = (Self.appearances(kind: "face", faces, end: duration)
+        objects =
+            (Self.appearances(kind: "face", faces, end: duration)
             + Self.appearances(kind: "code", codes, end: duration)).sorted { ($0.start, $0.kind) < ($1.start, $1.kind) }
     }
 
@@ -82,8 +83,8 @@ struct PlayerMetadata: Encodable, Sendable {
             case (MetadataIdentifier.detectedFace, .records(let records)):
                 faces.append(Group(t: t, d: d, v: records.compactMap(Self.face)))
             case (MetadataIdentifier.detectedMachineReadableCodes, .string(let json)):
-                let decoded = (try? JSONDecoder().decode([RecordedCode].self, from: Data(json.utf8))) ?? []
-                codes.append(Group(t: t, d: d, v: decoded.map(\.object)))
+                let decoded = (try? JSONDecoder().decode([MachineReadableCodeRecord].self, from: Data(json.utf8))) ?? []
+                codes.append(Group(t: t, d: d, v: decoded.map(LiveObject.init)))
             case (MetadataIdentifier.locationISO6709, .string(let text)):
                 location.append(Group(t: t, d: d, v: text))
             case (MetadataIdentifier.videoOrientation, .int(let value)) where (1...8).contains(value):
@@ -137,21 +138,6 @@ struct PlayerMetadata: Encodable, Sendable {
         let ys = stride(from: 1, to: corners.count, by: 2).map { corners[$0] }
         let (left, top) = (xs.min()!, ys.min()!)
         return LiveObject(id: id, bounds: [left, top, xs.max()! - left, ys.max()! - top])
-    }
-
-    /// The code object as the recorder writes it in the codes track.
-    private struct RecordedCode: Decodable {
-        var codeID: Int
-        var type: String
-        var stringValue: String
-        var corners: [NormalizedPoint]
-        var bounds: NormalizedRect
-
-        var object: LiveObject {
-            LiveObject(
-                id: codeID, bounds: bounds.components, type: type, text: stringValue,
-                corners: corners.flatMap { [$0.x, $0.y] })
-        }
     }
 
     private static func appearances(kind: String, _ groups: [Group<[LiveObject]>], end: Double) -> [Appearance] {

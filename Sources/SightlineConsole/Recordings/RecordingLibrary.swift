@@ -68,7 +68,8 @@ public final class RecordingLibrary: Sendable {
     public var missing: [String] {
         directories.filter { directory in
             var isDirectory: ObjCBool = false
-            return !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) || !isDirectory.boolValue
+            return !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory)
+                || !isDirectory.boolValue
         }
     }
 

@@ -19,7 +19,9 @@ enum Snapshot {
         let movie = try MovieReader(path: path)
         guard let track = movie.tracks.first(where: { $0.mediaType == "vide" && $0.format == "avc1" }),
             !track.samples.isEmpty, let avcC = avcConfiguration(in: track.sampleEntry)
-        else { throw RecordingError.unreadable(name: metadata.name, reason: "it has no H.264 video to take a frame from") }
+        else {
+            throw RecordingError.unreadable(name: metadata.name, reason: "it has no H.264 video to take a frame from")
+        }
 
         // The frame shown at `seconds`: the last one presented at or before it.
         let times = track.samples.map { track.presentationTime(of: $0).value }
@@ -55,7 +57,8 @@ enum Snapshot {
         // avc1: 8-byte header and 78 bytes of visual sample entry, then child boxes.
         var offset = 86
         while offset + 8 <= entry.count {
-            let size = Int(entry[offset]) << 24 | Int(entry[offset + 1]) << 16 | Int(entry[offset + 2]) << 8
+            let size =
+                Int(entry[offset]) << 24 | Int(entry[offset + 1]) << 16 | Int(entry[offset + 2]) << 8
                 | Int(entry[offset + 3])
             guard size >= 8, offset + size <= entry.count else { return nil }
             if entry[(offset + 4)..<(offset + 8)].elementsEqual("avcC".utf8) {
