@@ -108,23 +108,28 @@ def recording(binary, work):
     try:
         console_test.wait_for(lambda: console_test.serving(base, console), what="the console")
         url = f"{base}/api/recordings/{os.path.basename(path)}/metadata"
+
+        def first_frame():
+            driver.get(f"{base}/recordings/{os.path.basename(path)}")
+            return console_test.wait_for(
+                lambda: driver.execute_script("return sightline.player && sightline.player.firstFrameMs"),
+                timeout=120, what="the first frame") / 1000
+
+        cold_page = first_frame()  # the console reads the file's metadata for this one
         timings = []
-        for _ in range(4):
+        for attempt in range(4):
+            if attempt == 0:
+                os.utime(path)  # a new version of the file: read again
             started = time.monotonic()
             body = urllib.request.urlopen(url, timeout=120).read()
             timings.append(time.monotonic() - started)
         metadata = json.loads(body)
-        first_frames = []
-        for _ in range(3):
-            driver.get(f"{base}/recordings/{os.path.basename(path)}")
-            first_frames.append(console_test.wait_for(
-                lambda: driver.execute_script("return sightline.player && sightline.player.firstFrameMs"),
-                timeout=120, what="the first frame") / 1000)
+        warm_pages = [first_frame() for _ in range(3)]
     finally:
         driver.quit()
         console.send_signal(signal.SIGTERM)
         console.wait(timeout=60)
-    return len(body), len(metadata["faces"]), timings[0], statistics.median(timings[1:]), first_frames
+    return len(body), len(metadata["faces"]), timings[0], statistics.median(timings[1:]), cold_page, warm_pages
 
 
 def main():
@@ -142,10 +147,11 @@ def main():
                   f"{percentile(alone, 99):6.1f} ms  -> the console and browser add "
                   f"{percentile(delays, 50) - percentile(alone, 50):.1f} ms at p50")
             print(f"live {rate:>2} fps   console CPU        {100 * cpu:5.1f} % of a core for one source")
-        size, groups, cold, cached, first = recording(options.binary, work)
+        size, groups, cold, cached, cold_page, warm_pages = recording(options.binary, work)
         print(f"10-minute recording: metadata JSON {size / 1e6:.2f} MB for {groups} face groups, "
-              f"{cold:.3f} s cold, {cached:.3f} s cached; player's first frame {statistics.median(first):.3f} s "
-              f"(median of {len(first)}: {', '.join(f'{f:.3f}' for f in first)})")
+              f"{cold:.3f} s read from the file, {cached:.3f} s cached")
+        print(f"10-minute recording: player's first frame {cold_page:.3f} s on first opening, "
+              f"{statistics.median(warm_pages):.3f} s after (median of {len(warm_pages)})")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
