@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "SightlineMovie", targets: ["SightlineMovie"]),
         .library(name: "SightlineRecorder", targets: ["SightlineRecorder"]),
         .library(name: "SightlineConsole", targets: ["SightlineConsole"]),
+        .library(name: "SightlineExport", targets: ["SightlineExport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -41,6 +42,8 @@ let package = Package(
             name: "CFFmpeg", pkgConfig: "libavformat libavcodec libswscale libavutil",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"])]),
         .systemLibrary(name: "CV4L2", pkgConfig: "libv4l2", providers: [.apt(["libv4l-dev"])]),
+        // FreeType draws the text of burned-in clips.
+        .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
         .target(
             name: "CDlib",
             cxxSettings: [.unsafeFlags(dlibFlags)],
@@ -78,6 +81,10 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             resources: [.copy("Pages")]),
+        // Clips of recordings: trimmed with their metadata, or with the boxes burned in.
+        .target(
+            name: "SightlineExport",
+            dependencies: ["SightlineCore", "SightlineMovie", "SightlineCapture", "CFreeType"]),
         .target(name: "SightlineSamples", resources: [.copy("Media")]),
         .target(
             name: "SightlineTesting",
@@ -93,7 +100,7 @@ let package = Package(
             name: "sightline",
             dependencies: [
                 "SightlinePipeline", "SightlineSamples", "SightlineMovie", "SightlineCapture", "SightlineRecorder",
-                "SightlineConsole",
+                "SightlineConsole", "SightlineExport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -119,6 +126,9 @@ let package = Package(
                 "SightlineConsole", "SightlineMovie", "SightlineCore", "SightlineCapture", "SightlineSamples",
                 "SightlineTesting", "SightlineBus",
             ]),
+        .testTarget(
+            name: "SightlineExportTests",
+            dependencies: ["SightlineExport", "SightlineMovie", "SightlineCore", "SightlineTesting"]),
         .testTarget(
             name: "SightlineEndToEndTests",
             dependencies: [

@@ -13,6 +13,7 @@ packages=(
   libv4l-dev v4l-utils                                          # cameras
   libdlib-dev liblapack-dev libblas-dev                         # dlib (links LAPACK/BLAS)
   libzxing-dev                                                  # barcodes and QR codes
+  libfreetype-dev fonts-dejavu-core                             # text in burned-in clips
   ffmpeg libimage-exiftool-perl mediainfo                       # independent readers in tests
   python3 python3-zmq                                           # the example client
   chromium chromium-driver                                      # the console's browser tests

@@ -35,37 +35,62 @@ public final class H264SampleDecoder {
         av_packet_free(&packet)
     }
 
-    /// Decodes `samples` (decode order, starting at a sync sample) and returns the image
-    /// whose presentation time is `wanted`, or the last one presented before it.
-    /// `presentationTime` says when each sample is presented, in the same units as `wanted`.
-    public func decode(samples: [[UInt8]], presentationTimes: [Int64], wanted: Int64) throws -> PixelBuffer {
-        guard let context, let frame, let packet else { throw SightlineError.detector("out of memory") }
-        avcodec_flush_buffers(context)
-        var best: (time: Int64, image: PixelBuffer)?
-        func drain() throws {
-            while avcodec_receive_frame(context, frame) >= 0 {
-                defer { av_frame_unref(frame) }
-                let time = frame.pointee.best_effort_timestamp
-                guard time <= wanted, time >= (best?.time ?? .min) else { continue }
-                guard let image = scaler.convert(frame) else {
-                    throw SightlineError.detector("cannot convert decoded frames")
-                }
-                best = (time, image)
-            }
+    /// A decoded picture and its presentation time (the units given with its sample).
+    public typealias Picture = (time: Int64, image: PixelBuffer)
+
+    /// Decodes one sample (decode order; the first after `reset` must be a sync sample) and
+    /// returns the pictures the decoder has ready, in presentation order.
+    public func decode(_ sample: [UInt8], presentationTime: Int64) throws -> [Picture] {
+        guard let context, let packet else { throw SightlineError.detector("out of memory") }
+        let sent = sample.withUnsafeBufferPointer { bytes -> Int32 in
+            guard av_new_packet(packet, Int32(bytes.count)) >= 0 else { return -1 }
+            packet.pointee.data.update(from: bytes.baseAddress!, count: bytes.count)
+            packet.pointee.pts = presentationTime
+            defer { av_packet_unref(packet) }
+            return avcodec_send_packet(context, packet)
         }
-        for (sample, time) in zip(samples, presentationTimes) {
-            let sent = sample.withUnsafeBufferPointer { bytes -> Int32 in
-                guard av_new_packet(packet, Int32(bytes.count)) >= 0 else { return -1 }
-                packet.pointee.data.update(from: bytes.baseAddress!, count: bytes.count)
-                packet.pointee.pts = time
-                defer { av_packet_unref(packet) }
-                return avcodec_send_packet(context, packet)
-            }
-            guard sent >= 0 else { throw SightlineError.detector("H.264 decoding failed: \(ffmpegError(sent))") }
-            try drain()
-        }
+        guard sent >= 0 else { throw SightlineError.detector("H.264 decoding failed: \(ffmpegError(sent))") }
+        return try receive()
+    }
+
+    /// The pictures still inside the decoder at the end of the samples.
+    public func flush() throws -> [Picture] {
+        guard let context else { return [] }
         avcodec_send_packet(context, nil)
-        try drain()
+        defer { avcodec_flush_buffers(context) }
+        return try receive()
+    }
+
+    /// Forgets everything decoded, to start again at a sync sample.
+    public func reset() {
+        if let context { avcodec_flush_buffers(context) }
+    }
+
+    private func receive() throws -> [Picture] {
+        guard let context, let frame else { return [] }
+        var pictures: [Picture] = []
+        while avcodec_receive_frame(context, frame) >= 0 {
+            defer { av_frame_unref(frame) }
+            guard let image = scaler.convert(frame) else {
+                throw SightlineError.detector("cannot convert decoded frames")
+            }
+            pictures.append((frame.pointee.best_effort_timestamp, image))
+        }
+        return pictures
+    }
+
+    /// Decodes `samples` (decode order, starting at a sync sample) and returns the picture
+    /// presented at `wanted`, or the last one presented before it.
+    public func decode(samples: [[UInt8]], presentationTimes: [Int64], wanted: Int64) throws -> PixelBuffer {
+        reset()
+        var best: Picture?
+        func keep(_ pictures: [Picture]) {
+            for picture in pictures where picture.time <= wanted && picture.time >= (best?.time ?? .min) {
+                best = picture
+            }
+        }
+        for (sample, time) in zip(samples, presentationTimes) { keep(try decode(sample, presentationTime: time)) }
+        keep(try flush())
         guard let best else { throw SightlineError.detector("no frame could be decoded at that time") }
         return best.image
     }

@@ -138,6 +138,32 @@ public enum MetadataIdentifier {
 }
 
 extension MetadataItem {
+    /// The faces of a `detected-face` item, as `detectedFaces` writes them and iOS does: each
+    /// record's face-id and the rectangle around its bounds (four corners, or x y w h); nil
+    /// for any other item. Records without both are left out.
+    public var detectedFaceBounds: [(faceID: Int, bounds: NormalizedRect)]? {
+        guard identifier == MetadataIdentifier.detectedFace, case .records(let records) = value else { return nil }
+        return records.compactMap { record in
+            var id: Int?
+            var corners: [Double]?
+            for field in record {
+                switch (field.identifier, field.value) {
+                case (MetadataIdentifier.detectedFaceID, .uint(let value)): id = Int(value)
+                case (MetadataIdentifier.detectedFaceBounds, .floats(let values)) where values.count == 8:
+                    corners = values
+                case (MetadataIdentifier.detectedFaceBounds, .floats(let values)) where values.count == 4:
+                    corners = [values[0], values[1], values[0] + values[2], values[1] + values[3]]
+                default: break
+                }
+            }
+            guard let id, let corners else { return nil }
+            let xs = stride(from: 0, to: corners.count, by: 2).map { corners[$0] }
+            let ys = stride(from: 1, to: corners.count, by: 2).map { corners[$0] }
+            let (left, top) = (xs.min()!, ys.min()!)
+            return (id, NormalizedRect(x: left, y: top, width: xs.max()! - left, height: ys.max()! - top))
+        }
+    }
+
     /// Faces as iOS records them: one record per face with face-id, bounds as the four
     /// corners (top-left, top-right, bottom-right, bottom-left), and the angles it knows.
     public static func detectedFaces(_ faces: [FaceObject]) -> MetadataItem {

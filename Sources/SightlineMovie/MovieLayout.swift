@@ -15,7 +15,14 @@ struct TrackLayout {
     var describes: [UInt32] = []
     /// Media time shown at movie time 0 (the edit list's media_time).
     var editMediaTime: Int64 = 0
+    /// How much media the edit shows, in the track's ticks; nil: all of it from
+    /// `editMediaTime` on.
+    var editDuration: UInt64?
+    /// The display matrix (`tkhd`): a b u c d v x y w, 16.16 fixed point but u, v, w (2.30).
+    var matrix = TrackLayout.identity
     var table = SampleTable()
+
+    static let identity: [Int32] = [0x0001_0000, 0, 0, 0, 0x0001_0000, 0, 0, 0, 0x4000_0000]
 
     var isVideo: Bool { handler == "vide" }
 }
@@ -54,13 +61,26 @@ struct FragmentRun {
 
 /// Builds the boxes that frame the samples: file type, movie headers, fragments.
 enum MovieBoxes {
-    static let fileType: [UInt8] = boxBytes { w in
-        w.box("ftyp") {
-            $0.fourCC("qt  ")
-            $0.u32(0)
-            $0.fourCC("qt  ")
+    /// `ftyp` (and QuickTime's `wide`, which leaves room for a 64-bit `mdat` header).
+    static func fileType(_ brand: MovieWriter.Brand) -> [UInt8] {
+        boxBytes { w in
+            switch brand {
+            case .quickTime:
+                w.box("ftyp") {
+                    $0.fourCC("qt  ")
+                    $0.u32(0)
+                    $0.fourCC("qt  ")
+                }
+                w.box("wide") { _ in }
+            case .mp4:
+                w.box("ftyp") {
+                    $0.fourCC("isom")
+                    $0.u32(0x200)
+                    for compatible: FourCC in ["isom", "iso2", "avc1", "mp41"] { $0.fourCC(compatible) }
+                }
+                w.box("free") { _ in }
+            }
         }
-        w.box("wide") { _ in }
     }
 
     /// Seconds since 1904-01-01, QuickTime's epoch.
@@ -101,7 +121,7 @@ enum MovieBoxes {
     }
 
     static func movieDuration(of track: TrackLayout, movieTimescale: UInt32) -> UInt64 {
-        let media = track.table.duration
+        let media = track.editDuration ?? track.table.duration
         guard track.timescale != movieTimescale, track.timescale > 0 else { return media }
         return UInt64((Double(media) * Double(movieTimescale) / Double(track.timescale)).rounded())
     }
@@ -116,8 +136,8 @@ enum MovieBoxes {
         }
     }
 
-    private static func matrix(_ w: inout ByteWriter) {
-        for value: UInt32 in [0x0001_0000, 0, 0, 0, 0x0001_0000, 0, 0, 0, 0x4000_0000] { w.u32(value) }
+    private static func matrix(_ w: inout ByteWriter, _ values: [Int32] = TrackLayout.identity) {
+        for value in values { w.i32(value) }
     }
 
     private static func trak(_ w: inout ByteWriter, _ track: TrackLayout, movieTimescale: UInt32, creationTime: UInt64)
@@ -136,7 +156,7 @@ enum MovieBoxes {
                 w.zeros(4)  // layer, alternate group
                 w.u16(0)  // volume
                 w.u16(0)
-                matrix(&w)
+                matrix(&w, track.matrix)
                 w.u32(track.width << 16)
                 w.u32(track.height << 16)
             }

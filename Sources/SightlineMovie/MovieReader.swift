@@ -30,9 +30,27 @@ public struct MovieTrack: Sendable {
     public var editMediaTime: Int64 = 0
     /// The whole sample-entry box, byte for byte.
     public var sampleEntry: [UInt8] = []
-    /// How the track's matrix (`tkhd`) turns its frames for display, as an EXIF orientation
-    /// (1 upright … 8); 1 for a matrix that only scales or moves.
-    public var orientation = 1
+    /// The display matrix (`tkhd`): a b u c d v x y w.
+    public var matrix: [Int32] = [0x0001_0000, 0, 0, 0, 0x0001_0000, 0, 0, 0, 0x4000_0000]
+    /// How the matrix turns the track's frames for display, as an EXIF orientation (1
+    /// upright … 8); 1 for a matrix that only scales or moves.
+    public var orientation: Int { MovieReader.exifOrientation(matrix) }
+
+    /// The `avcC` record of an `avc1` track: what an H.264 decoder is configured with.
+    public var avcConfiguration: [UInt8]? {
+        // avc1: an 8-byte header and 78 bytes of visual sample entry, then child boxes.
+        guard format == "avc1" else { return nil }
+        var offset = 86
+        while offset + 8 <= sampleEntry.count {
+            let size = sampleEntry[offset..<(offset + 4)].reduce(0) { $0 << 8 | Int($1) }
+            guard size >= 8, offset + size <= sampleEntry.count else { return nil }
+            if sampleEntry[(offset + 4)..<(offset + 8)].elementsEqual("avcC".utf8) {
+                return Array(sampleEntry[(offset + 8)..<(offset + size)])
+            }
+            offset += size
+        }
+        return nil
+    }
 
     public var mediaDuration: MediaTime {
         MediaTime(value: samples.reduce(0) { $0 + Int64($1.duration) }, timescale: Int32(clamping: max(timescale, 1)))
@@ -165,7 +183,7 @@ public final class MovieReader {
 
     /// The EXIF orientation of a `tkhd` matrix `a b u c d v x y w`, from the signs of its
     /// 2x2 part: (a, b, c, d) = (1, 0, 0, 1) is 1, (0, 1, -1, 0) a quarter turn clockwise (6).
-    static func exifOrientation(_ matrix: [Int32]) -> Int {
+    public static func exifOrientation(_ matrix: [Int32]) -> Int {
         let signs = [matrix[0], matrix[1], matrix[3], matrix[4]].map { $0.signum() }
         switch (signs[0], signs[1], signs[2], signs[3]) {
         case (-1, 0, 0, 1): return 2
@@ -208,7 +226,7 @@ public final class MovieReader {
         }
         var track = MovieTrack(
             id: id, mediaType: mediaType, format: "    ", timescale: timescale, width: width, height: height)
-        track.orientation = Self.exifOrientation(matrix)
+        track.matrix = matrix
         if let cdsc = try child(bytes, trak, ["tref", "cdsc"]) {
             r = ByteReader(bytes, range: cdsc.payload)
             while r.remaining >= 4 { track.describes.append(try r.u32()) }

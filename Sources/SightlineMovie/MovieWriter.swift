@@ -13,16 +13,35 @@ import SightlineCore
 ///
 /// Not thread-safe: one owner calls it, in order.
 public final class MovieWriter {
+    /// The file's brand: QuickTime (`.mov`, what recordings are) or MP4 (`.mp4`, for players
+    /// that want one; the boxes are the same).
+    public enum Brand: Sendable { case quickTime, mp4 }
+
     public struct Configuration: Sendable {
         /// How often to cut a fragment (at the next key frame); `nil` writes a classic movie
         /// that is readable only once finished.
         public var fragmentInterval: MediaTime? = MediaTime(value: 2, timescale: 1)
         /// `fsync` each fragment: what makes a fragment survive power loss.
         public var syncEachFragment = true
+        /// Show only this span of the video's presentation times (an edit list): a clip
+        /// starts at the key frame before its first instant and may need frames after its
+        /// last to decode, and those are not shown. Movie time 0 is the span's start; timed
+        /// metadata is timed from there. nil: from the first frame, all of it.
+        public var presentationRange: Range<MediaTime>?
+        /// The video track's display matrix (`tkhd`, nine values: a b u c d v x y w), as
+        /// `MovieTrack.matrix` reads it; identity by default.
+        public var videoMatrix: [Int32]?
+        public var brand = Brand.quickTime
 
-        public init(fragmentInterval: MediaTime? = MediaTime(value: 2, timescale: 1), syncEachFragment: Bool = true) {
+        public init(
+            fragmentInterval: MediaTime? = MediaTime(value: 2, timescale: 1), syncEachFragment: Bool = true,
+            presentationRange: Range<MediaTime>? = nil, videoMatrix: [Int32]? = nil, brand: Brand = .quickTime
+        ) {
             self.fragmentInterval = fragmentInterval
             self.syncEachFragment = syncEachFragment
+            self.presentationRange = presentationRange
+            self.videoMatrix = videoMatrix
+            self.brand = brand
         }
     }
 
@@ -83,6 +102,10 @@ public final class MovieWriter {
                 id: 1, handler: "vide", timescale: UInt32(video.timescale), sampleEntry: video.sampleEntry,
                 width: UInt32(video.width), height: UInt32(video.height))
         ]
+        if let matrix = configuration.videoMatrix {
+            guard matrix.count == 9 else { throw MovieError.invalidInput("a display matrix has nine values") }
+            layouts[0].matrix = matrix
+        }
         for (index, format) in metadataTracks.enumerated() {
             guard !format.keys.isEmpty else { throw MovieError.invalidInput("metadata track \(index + 1) has no keys") }
             layouts.append(
@@ -92,7 +115,7 @@ public final class MovieWriter {
         }
         tracks = layouts
         file = try MovieFile(path: path, mode: .create)
-        try write(MovieBoxes.fileType)
+        try write(MovieBoxes.fileType(configuration.brand))
         if configuration.fragmentInterval != nil {
             initialMovieOffset = bytesWritten
             try write(
@@ -119,11 +142,15 @@ public final class MovieWriter {
         }
         if origin == nil {
             guard sample.isSync else { throw MovieError.invalidInput("the first video sample must be a key frame") }
-            origin = presentationTime
+            let shown = configuration.presentationRange?.lowerBound.converted(to: timescale).value ?? presentationTime
+            guard shown >= presentationTime else {
+                throw MovieError.invalidInput("the clip starts before its first key frame")
+            }
+            origin = shown
             firstDecodeTime = decodeTime
             fragmentStart = decodeTime
-            tracks[0].editMediaTime = presentationTime - decodeTime
-            for index in timelines.indices { timelines[index].start(at: presentationTime) }
+            tracks[0].editMediaTime = shown - decodeTime
+            for index in timelines.indices { timelines[index].start(at: shown) }
         }
         // A classic movie is written in the same steps, without fragment headers, so memory stays bounded.
         let interval = configuration.fragmentInterval ?? MediaTime(value: 2, timescale: 1)
@@ -167,7 +194,11 @@ public final class MovieWriter {
             if let last = pending.last, last.duration == nil {
                 pending[pending.count - 1].duration = lastDuration ?? Int64(timescale) / 30
             }
-            let end = pending.reduce(presentationEnd) { max($0, $1.presentationTime + ($1.duration ?? 0)) }
+            var end = pending.reduce(presentationEnd) { max($0, $1.presentationTime + ($1.duration ?? 0)) }
+            if let range = configuration.presentationRange, let origin {
+                end = min(end, range.upperBound.converted(to: timescale).value)
+                tracks[0].editDuration = UInt64(max(0, end - origin))
+            }
             try cut(metadataUntil: end)
         }
         let movie = MovieBoxes.movie(

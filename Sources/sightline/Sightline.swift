@@ -8,7 +8,8 @@ struct Sightline: AsyncParsableCommand {
         commandName: "sightline",
         abstract: "Real-time video analytics: faces from cameras, files and streams, published over ZeroMQ.",
         subcommands: [
-            RunCommand.self, EventsCommand.self, RecordCommand.self, ConsoleCommand.self, BrokerCommand.self,
+            RunCommand.self, EventsCommand.self, RecordCommand.self, ConsoleCommand.self, ExportCommand.self,
+            BrokerCommand.self,
             DevicesCommand.self,
             KeysCommand.self,
             InspectCommand.self,

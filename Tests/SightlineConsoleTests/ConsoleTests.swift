@@ -165,24 +165,17 @@ import Testing
             let jpeg = directory.file("snapshot.jpg")
             try reply.body.write(to: URL(fileURLWithPath: jpeg))
             // Decoded by ffmpeg, not by us.
-            let raw = directory.file("snapshot.rgb")
-            let decoded = try ExternalTool.run(
-                "ffmpeg", ["-v", "error", "-y", "-i", jpeg, "-f", "rawvideo", "-pix_fmt", "rgb24", raw])
-            #expect(decoded.status == 0, "\(decoded.stderr)")
-            let pixels = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
-            #expect(pixels.count == 640 * 480 * 3)
-            func rgb(_ x: Int, _ y: Int) -> [Int] { (0..<3).map { Int(pixels[(y * 640 + x) * 3 + $0]) } }
-            func green(_ p: [Int]) -> Bool { p[1] > 180 && p[0] < 90 && p[2] < 140 }
+            let pixels = try IndependentReaders.rgbFrame(jpeg, at: 0, width: 640, height: 480)
             for face in SampleRecording.faces(onFrame: frame) {
                 let b = face.bounds
                 let (left, top) = (Int(b.x * 640), Int(b.y * 480))
                 let (right, bottom) = (Int((b.x + b.width) * 640), Int((b.y + b.height) * 480))
                 let middleX = (left + right) / 2
-                #expect(green(rgb(middleX, top + 1)), "face \(face.faceID) top edge \(rgb(middleX, top + 1))")
-                #expect(green(rgb(left + 1, (top + bottom) / 2)), "face \(face.faceID) left edge")
-                #expect(green(rgb(right - 2, (top + bottom) / 2)), "face \(face.faceID) right edge")
-                #expect(!green(rgb(middleX, (top + bottom) / 2)), "face \(face.faceID) middle")
-                #expect(!green(rgb(middleX, top - 8)), "face \(face.faceID) above")
+                #expect(pixels.isFaceGreen(middleX, top + 1), "face \(face.faceID) top edge")
+                #expect(pixels.isFaceGreen(left + 1, (top + bottom) / 2), "face \(face.faceID) left edge")
+                #expect(pixels.isFaceGreen(right - 2, (top + bottom) / 2), "face \(face.faceID) right edge")
+                #expect(!pixels.isFaceGreen(middleX, (top + bottom) / 2), "face \(face.faceID) middle")
+                #expect(!pixels.isFaceGreen(middleX, top - 8), "face \(face.faceID) above")
             }
             let small = try await console.get("/api/recordings/\(name)/snapshot?t=\(time)&width=160")
             try small.body.write(to: URL(fileURLWithPath: jpeg))

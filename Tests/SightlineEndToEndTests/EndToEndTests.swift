@@ -205,6 +205,14 @@ let logger = Logger(label: "test")
             "unknown data type"
         ),
         (["broker", "--curve-key", "/nonexistent.key"], "--curve-key and --allow go together"),
+        (["export", "/no/such.mov", "-o", "/tmp/x.mov"], "/no/such.mov"),
+        (["export", "README.md", "-o", "/tmp/x.mov"], "not a readable movie"),
+        (["export", SampleMedia.faces640x480.path, "-o", "/tmp/x.mov", "--from", "5", "--to", "4"], "must come after"),
+        (["export", SampleMedia.faces640x480.path, "-o", "/tmp/x.mov", "--from", "30"], "outside the movie"),
+        (["export", SampleMedia.faces640x480.path, "-o", "/tmp/x.mov", "--from", "1:xx"], "is not a time"),
+        (["export", SampleMedia.faces640x480.path, "-o", "/tmp/x.mov", "--around-face", "3"], "no face 3"),
+        (["export", SampleMedia.faces640x480.path, "-o", "/no/such/dir/x.mov"], "not a writable directory"),
+        (["export", SampleMedia.faces640x480.path, "-o", SampleMedia.faces640x480.path], "pass --overwrite"),
     ])
     func badOptions(arguments: [String], text: String) throws {
         try expectOneLineError(arguments, mentioning: text)

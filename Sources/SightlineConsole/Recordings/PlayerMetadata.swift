@@ -80,8 +80,10 @@ struct PlayerMetadata: Encodable, Sendable {
         let (t, d) = (group.time.seconds, group.duration?.seconds)
         for item in group.items {
             switch (item.identifier, item.value) {
-            case (MetadataIdentifier.detectedFace, .records(let records)):
-                faces.append(Group(t: t, d: d, v: records.compactMap(Self.face)))
+            case (MetadataIdentifier.detectedFace, _):
+                let found = item.detectedFaceBounds ?? []
+                faces.append(
+                    Group(t: t, d: d, v: found.map { LiveObject(id: $0.faceID, bounds: $0.bounds.components) }))
             case (MetadataIdentifier.detectedMachineReadableCodes, .string(let json)):
                 let decoded = (try? JSONDecoder().decode([MachineReadableCodeRecord].self, from: Data(json.utf8))) ?? []
                 codes.append(Group(t: t, d: d, v: decoded.map(LiveObject.init)))
@@ -116,28 +118,6 @@ struct PlayerMetadata: Encodable, Sendable {
         if identifiers.contains(MetadataIdentifier.locationISO6709) { return "location" }
         if identifiers.contains(MetadataIdentifier.videoOrientation) { return "orientation" }
         return identifiers.first ?? track.mediaType.description
-    }
-
-    /// A face record (face-id and the bounds' four corners) as the player draws it.
-    private static func face(_ record: [MetadataItem]) -> LiveObject? {
-        var id: Int?
-        var corners: [Double]?
-        for field in record {
-            switch (field.identifier, field.value) {
-            case (MetadataIdentifier.detectedFaceID, .uint(let value)): id = Int(value)
-            case (MetadataIdentifier.detectedFaceBounds, .floats(let values)) where values.count == 8:
-                corners = values
-            case (MetadataIdentifier.detectedFaceBounds, .floats(let values)) where values.count == 4:
-                // A rectangle (x, y, width, height) rather than a polygon.
-                corners = [values[0], values[1], values[0] + values[2], values[1] + values[3]]
-            default: break
-            }
-        }
-        guard let id, let corners else { return nil }
-        let xs = stride(from: 0, to: corners.count, by: 2).map { corners[$0] }
-        let ys = stride(from: 1, to: corners.count, by: 2).map { corners[$0] }
-        let (left, top) = (xs.min()!, ys.min()!)
-        return LiveObject(id: id, bounds: [left, top, xs.max()! - left, ys.max()! - top])
     }
 
     private static func appearances(kind: String, _ groups: [Group<[LiveObject]>], end: Double) -> [Appearance] {

@@ -1,0 +1,239 @@
+import Foundation
+import SightlineCapture
+import SightlineCore
+import SightlineMovie
+
+/// Exports a clip that any player shows with its boxes: each frame is decoded, turned upright
+/// by the orientation track (or the video's matrix), drawn on (face boxes with their IDs,
+/// code outlines with their text, the position from the location track as a caption),
+/// encoded again with libx264, and written as an MP4 by `MovieWriter`.
+///
+/// Boxes and text are drawn here rather than with libavfilter's drawbox and drawtext: the
+/// boxes change every frame, which a filter graph can only follow with a filter per box and
+/// commands per frame, while drawing a rectangle into the planes is a few row fills
+/// (docs/export.md has the figures).
+public enum BurnIn {
+    public struct Options: Sendable {
+        public var crf = 20
+        public var preset = "veryfast"
+
+        public init(crf: Int = 20, preset: String = "veryfast") {
+            self.crf = crf
+            self.preset = preset
+        }
+    }
+
+    public static func export(
+        _ source: ClipSource, range: Range<Double>, to output: String, overwrite: Bool, options: Options,
+        progress: ExportProgress? = nil
+    ) throws -> ExportSummary {
+        let started = ContinuousClock.now
+        let file = try OutputFile(path: output, overwrite: overwrite)
+        let script = try OverlayScript(source)
+        let indices = source.sampleIndices(for: range)
+        let timescale = Int32(clamping: source.video.timescale)
+        let start = Int64((range.lowerBound * Double(timescale)).rounded())
+        let end = Int64((range.upperBound * Double(timescale)).rounded())
+        let frameRate = Double(source.video.samples.count) / max(source.duration, 1e-3)
+        var framesWritten = 0
+        let bytes = try file.produce { path in
+            let decoder = try H264SampleDecoder(avcConfiguration: source.format.avcConfiguration)
+            var painter: OverlayPainter?
+            var encoder: VideoEncoder?
+            var writer: MovieWriter?
+            var last = ContinuousClock.now
+
+            func write(_ packets: [EncodedVideoPacket]) throws {
+                for packet in packets {
+                    if writer == nil {
+                        let units = H264.nalUnits(annexB: packet.data).filter {
+                            [H264.sequenceParameterSet, H264.pictureParameterSet].contains(H264.type(of: $0))
+                        }
+                        let format = try VideoTrackFormat(
+                            annexBParameterSets: H264.annexB(units), width: encoder!.width, height: encoder!.height,
+                            timescale: timescale)
+                        writer = try MovieWriter(
+                            path: path, video: format,
+                            configuration: .init(fragmentInterval: nil, syncEachFragment: false, brand: .mp4))
+                    }
+                    try writer!.append(
+                        VideoSample(
+                            annexB: packet.data, decodeTime: packet.decodeTime,
+                            presentationTime: packet.presentationTime,
+                            duration: packet.duration, isSync: packet.isKeyFrame))
+                }
+            }
+
+            func show(_ pictures: [H264SampleDecoder.Picture]) throws {
+                for (time, stored) in pictures.sorted(by: { $0.time < $1.time }) where time >= start && time < end {
+                    let seconds = Double(time) / Double(timescale)
+                    let upright = stored.oriented(script.orientation(at: seconds))
+                    if painter == nil { painter = try OverlayPainter(width: upright.width, height: upright.height) }
+                    painter!.draw(script, at: seconds, on: upright)
+                    if encoder == nil {
+                        var settings = VideoEncoder.Options()
+                        (settings.crf, settings.preset, settings.tune) = (options.crf, options.preset, nil)
+                        settings.threads = ProcessInfo.processInfo.activeProcessorCount
+                        encoder = try VideoEncoder(
+                            width: upright.width & ~1, height: upright.height & ~1, timescale: timescale,
+                            frameRate: frameRate, options: settings)
+                    }
+                    let frame = VideoFrame(
+                        pixels: upright, time: MediaTime(value: time - start, timescale: timescale),
+                        duration: nil, wallClockNanoseconds: 0, index: framesWritten)
+                    try write(try encoder!.encode(frame))
+                    framesWritten += 1
+                    if let progress, ContinuousClock.now - last > .milliseconds(200) {
+                        last = .now
+                        let elapsed = (ContinuousClock.now - started).milliseconds / 1000
+                        progress(
+                            min(1, Double(time - start) / Double(max(1, end - start))),
+                            Double(framesWritten) / max(elapsed, 1e-3))
+                    }
+                }
+            }
+
+            for index in indices {
+                let sample = source.video.samples[index]
+                try show(
+                    try decoder.decode(
+                        try source.movie.readSample(sample), presentationTime: source.presentationTimes[index]))
+            }
+            try show(try decoder.flush())
+            if let encoder { try write(try encoder.flush()) }
+            guard let writer else { throw ExportError.emptyRange(from: range.lowerBound, to: range.upperBound) }
+            try writer.finish()
+        }
+        return ExportSummary(
+            output: output, mode: .burnIn, from: range.lowerBound, to: range.upperBound, frames: framesWritten,
+            metadataGroups: [:], bytes: bytes, seconds: (ContinuousClock.now - started).milliseconds / 1000,
+            sourceIncomplete: source.isIncomplete)
+    }
+}
+
+/// What a burn-in draws when: the movie's faces, codes, positions and orientations as spans
+/// of movie time.
+struct OverlayScript {
+    struct Span<Value> {
+        var start: Double
+        var end: Double
+        var value: Value
+    }
+
+    var faces: [Span<[(faceID: Int, bounds: NormalizedRect)]>] = []
+    var codes: [Span<[MachineReadableCodeRecord]>] = []
+    var positions: [Span<String>] = []
+    var orientations: [Span<Int>] = []
+    /// The video's matrix, for a movie without an orientation track.
+    let matrixOrientation: Int
+
+    init(_ source: ClipSource) throws {
+        matrixOrientation = source.video.orientation
+        for track in source.metadataTracks {
+            let groups = try source.movie.metadataGroups(track: track.id)
+            for (index, group) in groups.enumerated() {
+                let start = group.time.seconds
+                let end =
+                    group.duration.map { start + $0.seconds }
+                    ?? (index + 1 < groups.count ? groups[index + 1].time.seconds : source.duration)
+                for item in group.items {
+                    if let found = item.detectedFaceBounds {
+                        faces.append(Span(start: start, end: end, value: found))
+                    } else if item.identifier == MetadataIdentifier.detectedMachineReadableCodes,
+                        case .string(let json) = item.value,
+                        let decoded = try? JSONDecoder().decode([MachineReadableCodeRecord].self, from: Data(json.utf8))
+                    {
+                        codes.append(Span(start: start, end: end, value: decoded))
+                    } else if item.identifier == MetadataIdentifier.locationISO6709, case .string(let text) = item.value
+                    {
+                        positions.append(Span(start: start, end: end, value: text))
+                    } else if item.identifier == MetadataIdentifier.videoOrientation, case .int(let value) = item.value,
+                        (1...8).contains(value)
+                    {
+                        orientations.append(Span(start: start, end: end, value: Int(value)))
+                    }
+                }
+            }
+        }
+    }
+
+    static func value<Value>(_ spans: [Span<Value>], at seconds: Double) -> Value? {
+        var low = 0
+        var high = spans.count
+        while low < high {
+            let middle = (low + high) / 2
+            if spans[middle].start <= seconds + 1e-6 { low = middle + 1 } else { high = middle }
+        }
+        guard low > 0, seconds < spans[low - 1].end - 1e-6 else { return nil }
+        return spans[low - 1].value
+    }
+
+    func orientation(at seconds: Double) -> Int { Self.value(orientations, at: seconds) ?? matrixOrientation }
+}
+
+/// Draws a frame's boxes, labels and caption, sized to the picture.
+struct OverlayPainter {
+    let text: TextRenderer
+    let thickness: Int
+
+    init(width: Int, height: Int) throws {
+        let shorter = min(width, height)
+        text = try TextRenderer(pixelSize: max(10, shorter / 28))
+        thickness = max(2, shorter / 180)
+    }
+
+    func draw(_ script: OverlayScript, at seconds: Double, on picture: PixelBuffer) {
+        let orientation = script.orientation(at: seconds)
+        for face in OverlayScript.value(script.faces, at: seconds) ?? [] {
+            let rect = face.bounds.oriented(orientation)
+            picture.strokeRect(rect, colour: .face, thickness: thickness)
+            label("#\(face.faceID)", above: rect, colour: .face, on: picture)
+        }
+        for code in OverlayScript.value(script.codes, at: seconds) ?? [] {
+            let rect = code.bounds.oriented(orientation)
+            picture.strokeRect(rect, colour: .code, thickness: thickness)
+            label(code.stringValue, above: rect, colour: .code, on: picture)
+        }
+        if let position = OverlayScript.value(script.positions, at: seconds) {
+            let caption = ISO6709.readable(position)
+            let height = text.ascent + text.descent
+            text.draw(
+                caption, x: thickness * 4, y: picture.height - height - thickness * 4, colour: .white,
+                background: .black, on: picture)
+        }
+    }
+
+    private func label(_ string: String, above rect: NormalizedRect, colour: YCbCrColour, on picture: PixelBuffer) {
+        let height = text.ascent + text.descent
+        let x = Int(rect.x * Double(picture.width))
+        let top = Int(rect.y * Double(picture.height)) - height - thickness * 2
+        text.draw(
+            string, x: x, y: top >= 0 ? top : Int((rect.y + rect.height) * Double(picture.height)) + thickness * 2,
+            colour: colour, background: .black, on: picture)
+    }
+}
+
+/// ISO 6709 positions (`+48.8577+002.2950+035.000/`) as people read them.
+enum ISO6709 {
+    static func readable(_ text: String) -> String {
+        let pattern = #"^([+-]\d+(?:\.\d+)?)([+-]\d+(?:\.\d+)?)([+-]\d+(?:\.\d+)?)?"#
+        guard let match = text.range(of: pattern, options: .regularExpression) else { return text }
+        let body = String(text[match])
+        var numbers: [Double] = []
+        var current = ""
+        for character in body {
+            if character == "+" || character == "-", !current.isEmpty {
+                numbers.append(Double(current) ?? 0)
+                current = ""
+            }
+            current.append(character)
+        }
+        if !current.isEmpty { numbers.append(Double(current) ?? 0) }
+        guard numbers.count >= 2 else { return text }
+        var out = String(
+            format: "%.5f° %@, %.5f° %@", abs(numbers[0]), numbers[0] >= 0 ? "N" : "S", abs(numbers[1]),
+            numbers[1] >= 0 ? "E" : "W")
+        if numbers.count > 2 { out += String(format: ", %.1f m", numbers[2]) }
+        return out
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import SightlineCore
+import SightlineMovie
+
+/// What `sightline export` does with a clip.
+public enum ExportMode: String, Sendable, Codable {
+    /// The H.264 samples copied as they are, with every metadata track cut to the range.
+    case trim
+    /// Decoded, boxes and captions drawn in, turned upright, encoded again.
+    case burnIn = "burn-in"
+}
+
+/// What an export wrote: the `--json` line.
+public struct ExportSummary: Sendable, Codable, Equatable {
+    public var output: String
+    public var mode: ExportMode
+    /// The range shown, movie seconds of the source.
+    public var from: Double
+    public var to: Double
+    /// Video samples written (a trim starts at the key frame before `from`).
+    public var frames: Int
+    /// Metadata groups written, by the source's track ID.
+    public var metadataGroups: [String: Int]
+    public var bytes: UInt64
+    public var seconds: Double
+    /// The source was still being written or cut off: what was complete was exported.
+    public var sourceIncomplete: Bool
+}
+
+/// Progress of a long export: fraction done and frames a second, for the terminal.
+public typealias ExportProgress = @Sendable (_ fraction: Double, _ framesPerSecond: Double) -> Void
+
+/// Writes an export to a temporary file beside `output` and moves it into place only when
+/// it is complete, so a failed export (a full disk, an error) leaves nothing behind and a
+/// replaced file is never half-written.
+struct OutputFile {
+    let path: String
+    let temporary: String
+
+    init(path: String, overwrite: Bool) throws {
+        if FileManager.default.fileExists(atPath: path), !overwrite { throw ExportError.outputExists(path) }
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        guard FileManager.default.isWritableFile(atPath: directory) else {
+            throw ExportError.cannotWrite(path: path, reason: "\(directory) is not a writable directory")
+        }
+        self.path = path
+        temporary = directory + "/.\(url.lastPathComponent).partial-\(ProcessInfo.processInfo.processIdentifier)"
+    }
+
+    /// Runs `write` on the temporary path, then moves the result into place; on any error
+    /// the partial file is removed and the error says why in one line.
+    func produce(_ write: (String) throws -> Void) throws -> UInt64 {
+        do {
+            try write(temporary)
+            if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
+            try FileManager.default.moveItem(atPath: temporary, toPath: path)
+        } catch {
+            try? FileManager.default.removeItem(atPath: temporary)
+            if let error = error as? ExportError { throw error }
+            throw ExportError.cannotWrite(path: path, reason: Self.reason(error))
+        }
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.uint64Value
+        return size ?? 0
+    }
+
+    private static func reason(_ error: Error) -> String {
+        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+        return underlying?.localizedDescription ?? "\(error)"
+    }
+}
+
+/// Trims a recording without re-encoding: the H.264 samples from the key frame at or before
+/// the start to the last frame shown before the end, an edit list so playback starts exactly
+/// at the start, and every metadata track cut to the range and re-timed from 0 (a group that
+/// straddles a cut is clipped to it). Written by `MovieWriter`, so the clip is a recording
+/// like any other.
+public enum ClipTrimmer {
+    public static func trim(
+        _ source: ClipSource, range: Range<Double>, to output: String, overwrite: Bool,
+        progress: ExportProgress? = nil
+    ) throws -> ExportSummary {
+        let started = ContinuousClock.now
+        let file = try OutputFile(path: output, overwrite: overwrite)
+        let indices = source.sampleIndices(for: range)
+        let timescale = Int32(clamping: source.video.timescale)
+        let shown =
+            MediaTime(
+                seconds: range.lowerBound, timescale: timescale)..<MediaTime(
+                seconds: range.upperBound, timescale: timescale)
+        let tracks = source.metadataTracks
+        var groupsWritten: [String: Int] = [:]
+        let bytes = try file.produce { path in
+            let writer = try MovieWriter(
+                path: path, video: source.format, metadataTracks: tracks.compactMap(\.metadataFormat),
+                configuration: .init(
+                    fragmentInterval: nil, syncEachFragment: false, presentationRange: shown,
+                    videoMatrix: source.video.matrix))
+            // Metadata goes in first: the writer keeps it until the video reaches it.
+            for (index, track) in tracks.enumerated() {
+                let groups = try clipped(
+                    try source.movie.metadataGroups(track: track.id), to: range, end: source.duration)
+                for group in groups { try writer.append(group, toMetadataTrack: index) }
+                groupsWritten[String(track.id)] = groups.count
+            }
+            var last = ContinuousClock.now
+            for (count, index) in indices.enumerated() {
+                let sample = source.video.samples[index]
+                try writer.append(
+                    VideoSample(
+                        data: try source.movie.readSample(sample),
+                        decodeTime: MediaTime(value: source.decodeTimes[index], timescale: timescale),
+                        presentationTime: MediaTime(value: source.presentationTimes[index], timescale: timescale),
+                        duration: MediaTime(value: Int64(sample.duration), timescale: timescale), isSync: sample.isSync)
+                )
+                if let progress, ContinuousClock.now - last > .milliseconds(200) {
+                    last = .now
+                    let elapsed = (ContinuousClock.now - started).milliseconds / 1000
+                    progress(Double(count + 1) / Double(indices.count), Double(count + 1) / max(elapsed, 1e-3))
+                }
+            }
+            try writer.finish()
+        }
+        return ExportSummary(
+            output: output, mode: .trim, from: range.lowerBound, to: range.upperBound, frames: indices.count,
+            metadataGroups: groupsWritten, bytes: bytes, seconds: (ContinuousClock.now - started).milliseconds / 1000,
+            sourceIncomplete: source.isIncomplete)
+    }
+
+    /// The groups of one track over `range`, each clipped to it with an explicit duration;
+    /// empty groups are left out (the writer fills gaps with empty samples).
+    static func clipped(_ groups: [TimedMetadataGroup], to range: Range<Double>, end: Double) -> [TimedMetadataGroup] {
+        var result: [TimedMetadataGroup] = []
+        for (index, group) in groups.enumerated() where !group.items.isEmpty {
+            let start = group.time
+            let stop =
+                group.duration.map { start + $0 }
+                ?? (index + 1 < groups.count
+                    ? groups[index + 1].time : MediaTime(seconds: end, timescale: start.timescale))
+            let clippedStart = max(start, MediaTime(seconds: range.lowerBound, timescale: start.timescale))
+            let clippedStop = min(stop, MediaTime(seconds: range.upperBound, timescale: start.timescale))
+            guard clippedStop > clippedStart else { continue }
+            result.append(
+                TimedMetadataGroup(time: clippedStart, duration: clippedStop - clippedStart, items: group.items))
+        }
+        return result
+    }
+}

@@ -1,0 +1,150 @@
+import ArgumentParser
+import Foundation
+import SightlineCore
+import SightlineExport
+
+struct ExportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Export a clip of a recording: trimmed with its metadata, or with the boxes burned in.",
+        discussion: """
+            A .mov output is trimmed without re-encoding: the video from the key frame at or
+            before --from, an edit list so it plays from --from exactly, and every metadata
+            track cut to the range and timed from 0. An .mp4 output (or --burn-in) is decoded,
+            turned upright by the orientation track, drawn on (face boxes and IDs, code
+            outlines and text, the GPS position) and encoded with libx264, for any player.
+            Times are seconds (12.5) or [HH:]MM:SS.mmm.
+
+            Examples:
+              sightline export rec.mov -o visitor.mov --from 1:05 --to 1:35
+              sightline export rec.mov -o visitor.mp4 --around-face 3 --padding 5s
+              sightline export rec.mov -o all.mp4 --burn-in --crf 20 --json
+            """)
+
+    @Argument(help: "The recording.")
+    var input: String
+
+    @Option(name: .shortAndLong, help: "The clip to write (.mov: trimmed; .mp4: boxes burned in).")
+    var output: String
+
+    @Option(help: "Start, seconds or [HH:]MM:SS.mmm (default: the beginning).")
+    var from: String?
+
+    @Option(help: "End, seconds or [HH:]MM:SS.mmm (default: the end).")
+    var to: String?
+
+    @Option(help: "Cut around the time face ID is in view (instead of --from/--to).")
+    var aroundFace: Int?
+
+    @Option(help: "With --around-face: time kept before and after (5s, 2.5).")
+    var padding = "5s"
+
+    @Flag(help: "Draw the boxes into the picture and encode again (the default for .mp4).")
+    var burnIn = false
+
+    @Option(help: "x264 constant quality for --burn-in, 0-51 (lower is better).")
+    var crf = 20
+
+    @Option(help: "x264 preset for --burn-in (ultrafast … veryslow).")
+    var preset = "veryfast"
+
+    @Flag(help: "Replace the output if it exists.")
+    var overwrite = false
+
+    @Flag(help: "No progress on the terminal.")
+    var quiet = false
+
+    @Flag(help: "Print one JSON line summing up what was written.")
+    var json = false
+
+    func run() throws {
+        if aroundFace != nil, from != nil || to != nil {
+            throw ExportError.badOption("--around-face sets the range itself; leave out --from and --to")
+        }
+        guard (0...51).contains(crf) else { throw ExportError.badOption("--crf must be 0 to 51, not \(crf)") }
+        let source = try ClipSource(path: input)
+        let range: Range<Double>
+        if let aroundFace {
+            let presence = try source.presence(ofFace: aroundFace)
+            let pad = try Self.seconds(padding, option: "--padding")
+            range = try source.checkedRange(
+                from: max(0, presence.lowerBound - pad), to: min(source.duration, presence.upperBound + pad))
+        } else {
+            range = try source.checkedRange(
+                from: try from.map { try Self.seconds($0, option: "--from") },
+                to: try to.map { try Self.seconds($0, option: "--to") })
+        }
+        if source.isIncomplete {
+            FileHandle.standardError.write(
+                Data(
+                    "note: \(input) is still being written or was cut off; exporting what is complete (\(String(format: "%.3f", source.duration)) s)\n"
+                        .utf8))
+        }
+        let progress = quiet ? nil : TerminalProgress(label: "export")
+        let summary: ExportSummary
+        if burnIn || output.lowercased().hasSuffix(".mp4") {
+            summary = try BurnIn.export(
+                source, range: range, to: output, overwrite: overwrite,
+                options: .init(crf: crf, preset: preset), progress: progress?.report)
+        } else {
+            summary = try ClipTrimmer.trim(
+                source, range: range, to: output, overwrite: overwrite, progress: progress?.report)
+        }
+        progress?.finish()
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            printLine(Array(try encoder.encode(summary)))
+        } else if !quiet {
+            FileHandle.standardError.write(
+                Data(
+                    String(
+                        format: "%@: %@ %.3f–%.3f s, %d frames, %.1f MB in %.2f s\n", output, summary.mode.rawValue,
+                        summary.from, summary.to, summary.frames, Double(summary.bytes) / 1e6, summary.seconds
+                    ).utf8))
+        }
+    }
+
+    /// Seconds as `12.5`, `90s`, `MM:SS.mmm` or `HH:MM:SS.mmm`.
+    static func seconds(_ text: String, option: String) throws -> Double {
+        let trimmed = text.hasSuffix("s") ? String(text.dropLast()) : text
+        let parts = trimmed.split(separator: ":", omittingEmptySubsequences: false).map { Double($0) }
+        guard (1...3).contains(parts.count), parts.allSatisfy({ $0 != nil && $0! >= 0 && $0!.isFinite }),
+            parts.dropLast().allSatisfy({ $0! == $0!.rounded() }), parts.count == 1 || parts.last!! < 60
+        else {
+            throw ExportError.badOption("\(option) '\(text)' is not a time such as 12.5 or 00:01:05.250")
+        }
+        return parts.reduce(0) { $0 * 60 + $1! }
+    }
+}
+
+/// Progress on stderr for work that takes longer than a second: a line redrawn in place on
+/// a terminal, a line a second otherwise.
+final class TerminalProgress: @unchecked Sendable {
+    private let label: String
+    private let started = ContinuousClock.now
+    private let lock = NSLock()
+    private var lastLine = ContinuousClock.now
+    private var shown = false
+    private let interactive = isatty(2) != 0
+
+    init(label: String) { self.label = label }
+
+    func report(_ fraction: Double, _ framesPerSecond: Double) {
+        lock.withLock {
+            let elapsed = ContinuousClock.now - started
+            guard elapsed > .seconds(1), interactive || ContinuousClock.now - lastLine >= .seconds(1) else { return }
+            lastLine = .now
+            let seconds = elapsed.milliseconds / 1000
+            let left = fraction > 0 ? seconds * (1 - fraction) / fraction : 0
+            let line = String(
+                format: "%@ %3.0f%%  %.0f frames/s  %.0f s left", label, fraction * 100, framesPerSecond, left)
+            FileHandle.standardError.write(Data((interactive ? "\r\(line)" : "\(line)\n").utf8))
+            shown = true
+        }
+    }
+
+    func finish() {
+        lock.withLock { if shown && interactive { FileHandle.standardError.write(Data("\n".utf8)) } }
+    }
+}
