@@ -128,7 +128,7 @@ let package = Package(
             ]),
         .testTarget(
             name: "SightlineExportTests",
-            dependencies: ["SightlineExport", "SightlineMovie", "SightlineCore", "SightlineTesting"]),
+            dependencies: ["SightlineExport", "SightlineMovie", "SightlineCore", "SightlineTesting", "SightlineSamples"]),
         .testTarget(
             name: "SightlineEndToEndTests",
             dependencies: [

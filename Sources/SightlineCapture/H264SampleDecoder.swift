@@ -74,7 +74,9 @@ public final class H264SampleDecoder {
             guard let image = scaler.convert(frame) else {
                 throw SightlineError.detector("cannot convert decoded frames")
             }
-            pictures.append((frame.pointee.best_effort_timestamp, image))
+            // Every packet carries its presentation time, so the frame's own pts is exact (the
+            // "best effort" guess can repeat a time when no decode times are given).
+            pictures.append((frame.pointee.pts, image))
         }
         return pictures
     }

@@ -6,7 +6,8 @@ import SightlineMovie
 /// Exports a clip that any player shows with its boxes: each frame is decoded, turned upright
 /// by the orientation track (or the video's matrix), drawn on (face boxes with their IDs,
 /// code outlines with their text, the position from the location track as a caption),
-/// encoded again with libx264, and written as an MP4 by `MovieWriter`.
+/// encoded again with libx264, and written as an MP4 by `MovieWriter`; audio is copied, not
+/// encoded again.
 ///
 /// Boxes and text are drawn here rather than with libavfilter's drawbox and drawtext: the
 /// boxes change every frame, which a filter graph can only follow with a filter per box and
@@ -54,7 +55,16 @@ public enum BurnIn {
                             timescale: timescale)
                         writer = try MovieWriter(
                             path: path, video: format,
+                            passthroughTracks: source.soundTracks.map(ClipSource.passthroughFormat),
                             configuration: .init(fragmentInterval: nil, syncEachFragment: false, brand: .mp4))
+                        // The audio is copied as it is, timed from the clip's start.
+                        for (index, track) in source.soundTracks.enumerated() {
+                            for sample in try source.passthroughSamples(
+                                of: track, during: range, shift: range.lowerBound)
+                            {
+                                try writer!.append(sample, toPassthroughTrack: index)
+                            }
+                        }
                     }
                     try writer!.append(
                         VideoSample(

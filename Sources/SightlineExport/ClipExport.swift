@@ -73,8 +73,8 @@ struct OutputFile {
 /// Trims a recording without re-encoding: the H.264 samples from the key frame at or before
 /// the start to the last frame shown before the end, an edit list so playback starts exactly
 /// at the start, and every metadata track cut to the range and re-timed from 0 (a group that
-/// straddles a cut is clipped to it). Written by `MovieWriter`, so the clip is a recording
-/// like any other.
+/// straddles a cut is clipped to it). Audio is copied as it is. Written by `MovieWriter`, so
+/// the clip is a recording like any other.
 public enum ClipTrimmer {
     public static func trim(
         _ source: ClipSource, range: Range<Double>, to output: String, overwrite: Bool,
@@ -91,8 +91,10 @@ public enum ClipTrimmer {
         let tracks = source.metadataTracks
         var groupsWritten: [String: Int] = [:]
         let bytes = try file.produce { path in
+            let sounds = source.soundTracks
             let writer = try MovieWriter(
                 path: path, video: source.format, metadataTracks: tracks.compactMap(\.metadataFormat),
+                passthroughTracks: sounds.map(ClipSource.passthroughFormat),
                 configuration: .init(
                     fragmentInterval: nil, syncEachFragment: false, presentationRange: shown,
                     videoMatrix: source.video.matrix))
@@ -102,6 +104,12 @@ public enum ClipTrimmer {
                     try source.movie.metadataGroups(track: track.id), to: range, end: source.duration)
                 for group in groups { try writer.append(group, toMetadataTrack: index) }
                 groupsWritten[String(track.id)] = groups.count
+            }
+            // Audio is copied as it is; the edit list cuts it where the video starts and ends.
+            for (index, track) in sounds.enumerated() {
+                for sample in try source.passthroughSamples(of: track, during: range) {
+                    try writer.append(sample, toPassthroughTrack: index)
+                }
             }
             var last = ContinuousClock.now
             for (count, index) in indices.enumerated() {

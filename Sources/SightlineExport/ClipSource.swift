@@ -75,6 +75,33 @@ public struct ClipSource {
     /// The metadata tracks, with their groups in movie time.
     public var metadataTracks: [MovieTrack] { movie.tracks.filter { $0.metadataFormat != nil } }
 
+    /// Audio tracks, copied into a clip as they are.
+    public var soundTracks: [MovieTrack] { movie.tracks.filter { $0.mediaType == "soun" && !$0.samples.isEmpty } }
+
+    /// How a sound track is written again: its handler, timescale and sample entry.
+    static func passthroughFormat(_ track: MovieTrack) -> MovieWriter.PassthroughTrackFormat {
+        MovieWriter.PassthroughTrackFormat(
+            handler: track.mediaType, timescale: track.timescale, sampleEntry: track.sampleEntry)
+    }
+
+    /// The samples of `track` heard during `range`, timed `shift` seconds earlier (a clip
+    /// whose video starts at 0 rather than at the range's start).
+    func passthroughSamples(of track: MovieTrack, during range: Range<Double>, shift: Double = 0) throws
+        -> [MovieWriter.PassthroughSample]
+    {
+        let scale = Double(track.timescale)
+        let (start, end) = (Int64((range.lowerBound * scale).rounded()), Int64((range.upperBound * scale).rounded()))
+        let offset = Int64((shift * scale).rounded())
+        return try track.samples.compactMap { sample in
+            let time = track.presentationTime(of: sample).value
+            guard time + Int64(sample.duration) > start, time < end else { return nil }
+            return MovieWriter.PassthroughSample(
+                data: try movie.readSample(sample),
+                time: MediaTime(value: time - offset, timescale: Int32(clamping: track.timescale)),
+                duration: sample.duration)
+        }
+    }
+
     /// From the first to the last moment face `id` is in the faces track.
     public func presence(ofFace id: Int) throws -> Range<Double> {
         var known = Set<Int>()

@@ -25,6 +25,8 @@ struct TrackLayout {
     static let identity: [Int32] = [0x0001_0000, 0, 0, 0, 0x0001_0000, 0, 0, 0, 0x4000_0000]
 
     var isVideo: Bool { handler == "vide" }
+    var isMetadata: Bool { handler == "meta" }
+    var isSound: Bool { handler == "soun" }
 }
 
 /// A track's samples in decode order, grouped into chunks (one per fragment).
@@ -147,14 +149,14 @@ enum MovieBoxes {
         let wide = duration > UInt32.max || mediaDuration > UInt32.max || creationTime > UInt32.max
         w.box("trak") { w in
             // Metadata tracks carry iOS's flags: enabled, in movie, in preview, in poster.
-            w.fullBox("tkhd", version: wide ? 1 : 0, flags: track.isVideo ? 0x3 : 0xF) { w in
+            w.fullBox("tkhd", version: wide ? 1 : 0, flags: track.isMetadata ? 0xF : 0x3) { w in
                 times(&w, wide: wide, creation: creationTime)
                 w.u32(track.id)
                 w.u32(0)
                 if wide { w.u64(duration) } else { w.u32(UInt32(duration)) }
                 w.zeros(8)
                 w.zeros(4)  // layer, alternate group
-                w.u16(0)  // volume
+                w.u16(track.isSound ? 0x0100 : 0)  // volume
                 w.u16(0)
                 matrix(&w, track.matrix)
                 w.u32(track.width << 16)
@@ -189,10 +191,13 @@ enum MovieBoxes {
                 }
                 handler(
                     &w, type: "mhlr", subtype: track.handler,
-                    name: track.isVideo ? "Core Media Video" : "Core Media Metadata")
+                    name: track.isVideo
+                        ? "Core Media Video" : track.isSound ? "Core Media Audio" : "Core Media Metadata")
                 w.box("minf") { w in
                     if track.isVideo {
                         w.fullBox("vmhd", version: 0, flags: 1) { $0.zeros(8) }
+                    } else if track.isSound {
+                        w.fullBox("smhd", version: 0, flags: 0) { $0.zeros(4) }  // balance, reserved
                     } else {
                         w.box("gmhd") { w in
                             w.fullBox("gmin", version: 0, flags: 0) { w in

@@ -45,6 +45,34 @@ public final class MovieWriter {
         }
     }
 
+    /// A track copied as it is from another movie (audio, typically): its media handler,
+    /// timescale and whole sample-entry box (`mp4a` with its `esds` …).
+    public struct PassthroughTrackFormat: Sendable {
+        public var handler: FourCC
+        public var timescale: UInt32
+        public var sampleEntry: [UInt8]
+
+        public init(handler: FourCC, timescale: UInt32, sampleEntry: [UInt8]) {
+            self.handler = handler
+            self.timescale = timescale
+            self.sampleEntry = sampleEntry
+        }
+    }
+
+    /// One sample of a passthrough track: its bytes, its presentation time on the video's
+    /// timeline, and its duration in the track's ticks.
+    public struct PassthroughSample: Sendable {
+        public var data: [UInt8]
+        public var time: MediaTime
+        public var duration: UInt32
+
+        public init(data: [UInt8], time: MediaTime, duration: UInt32) {
+            self.data = data
+            self.time = time
+            self.duration = duration
+        }
+    }
+
     /// What happened to an appended metadata group.
     public enum MetadataAppendResult: Sendable, Equatable {
         case queued
@@ -87,10 +115,14 @@ public final class MovieWriter {
     private var lastDuration: Int64?
     private var presentationEnd: Int64 = 0
     private var fragmentStart: Int64 = 0
+    /// Passthrough samples waiting for their fragment, by passthrough track, and when each
+    /// track's first sample is presented.
+    private var pendingPassthrough: [[PassthroughSample]]
+    private var passthroughStarts: [MediaTime?]
 
     public init(
         path: String, video: VideoTrackFormat, metadataTracks: [MetadataTrackFormat] = [],
-        configuration: Configuration = Configuration()
+        passthroughTracks: [PassthroughTrackFormat] = [], configuration: Configuration = Configuration()
     ) throws {
         self.path = path
         self.configuration = configuration
@@ -113,6 +145,17 @@ public final class MovieWriter {
                     id: UInt32(index + 2), handler: "meta", timescale: UInt32(video.timescale),
                     sampleEntry: MetadataCoding.sampleEntry(format), describes: format.describesVideo ? [1] : []))
         }
+        for (index, format) in passthroughTracks.enumerated() {
+            guard format.timescale > 0 else {
+                throw MovieError.invalidInput("passthrough track \(index + 1) has timescale 0")
+            }
+            layouts.append(
+                TrackLayout(
+                    id: UInt32(layouts.count + 1), handler: format.handler, timescale: format.timescale,
+                    sampleEntry: format.sampleEntry))
+        }
+        pendingPassthrough = Array(repeating: [], count: passthroughTracks.count)
+        passthroughStarts = Array(repeating: nil, count: passthroughTracks.count)
         tracks = layouts
         file = try MovieFile(path: path, mode: .create)
         try write(MovieBoxes.fileType(configuration.brand))
@@ -152,14 +195,16 @@ public final class MovieWriter {
             tracks[0].editMediaTime = shown - decodeTime
             for index in timelines.indices { timelines[index].start(at: shown) }
         }
+        // A sample without a duration lasts until the next one: known now, before a cut
+        // writes it.
+        if let last = pending.last, last.duration == nil {
+            pending[pending.count - 1].duration = decodeTime - last.decodeTime
+        }
         // A classic movie is written in the same steps, without fragment headers, so memory stays bounded.
         let interval = configuration.fragmentInterval ?? MediaTime(value: 2, timescale: 1)
         if sample.isSync, !pending.isEmpty, decodeTime - fragmentStart >= interval.converted(to: timescale).value {
-            try cut(metadataUntil: presentationTime)
+            try cut(metadataUntil: presentationTime, passthroughUntil: presentationTime)
             fragmentStart = decodeTime
-        }
-        if let last = pending.last, last.duration == nil {
-            pending[pending.count - 1].duration = decodeTime - last.decodeTime
         }
         let duration = sample.duration.map { $0.converted(to: timescale).value }
         pending.append(
@@ -184,6 +229,24 @@ public final class MovieWriter {
         return timelines[track].insert(start: start, end: end, payload: payload) == .queued ? .queued : .tooLate
     }
 
+    /// Appends a sample to passthrough track `track` (0-based, in the order given to
+    /// `init`), in presentation order. The track is shown from movie time 0 like the video:
+    /// a sample that starts before it is cut by the edit list.
+    public func append(_ sample: PassthroughSample, toPassthroughTrack track: Int) throws {
+        try checkWriting()
+        guard pendingPassthrough.indices.contains(track) else {
+            throw MovieError.invalidInput("there is no passthrough track \(track)")
+        }
+        guard !sample.data.isEmpty, sample.data.count <= UInt32.max else {
+            throw MovieError.invalidInput("a passthrough sample of \(sample.data.count) bytes cannot be written")
+        }
+        if let last = pendingPassthrough[track].last, sample.time < last.time {
+            throw MovieError.invalidInput("passthrough sample times must not go back")
+        }
+        if passthroughStarts[track] == nil { passthroughStarts[track] = sample.time }
+        pendingPassthrough[track].append(sample)
+    }
+
     /// Writes what is pending and the final `moov`. After a failed write it still finalises
     /// what reached the disk; if even that fails, the file stays recoverable.
     public func finish() throws {
@@ -199,7 +262,8 @@ public final class MovieWriter {
                 end = min(end, range.upperBound.converted(to: timescale).value)
                 tracks[0].editDuration = UInt64(max(0, end - origin))
             }
-            try cut(metadataUntil: end)
+            try cut(metadataUntil: end, passthroughUntil: nil)
+            if let origin { placePassthroughTracks(origin: origin, end: end) }
         }
         let movie = MovieBoxes.movie(
             tracks: tracks, timescale: UInt32(timescale), fragmented: false, creationTime: creationTime)
@@ -220,9 +284,26 @@ public final class MovieWriter {
         bytesWritten += UInt64(bytes.count)
     }
 
-    /// Writes the pending video and each metadata track up to `metadataUntil`, as one
-    /// fragment (or one plain `mdat`).
-    private func cut(metadataUntil: Int64) throws {
+    /// Each passthrough track's edit list: shown from movie time 0 (its media cut where it
+    /// started earlier) for as long as the video.
+    private func placePassthroughTracks(origin: Int64, end: Int64) {
+        let firstPassthrough = 1 + metadataFormats.count
+        for (index, start) in passthroughStarts.enumerated() {
+            guard let start else { continue }
+            let track = firstPassthrough + index
+            let scale = Int32(clamping: tracks[track].timescale)
+            let originTicks = MediaTime(value: origin, timescale: timescale).converted(to: scale).value
+            let skip = max(0, originTicks - start.converted(to: scale).value)
+            tracks[track].editMediaTime = skip
+            let shown = MediaTime(value: end - origin, timescale: timescale).converted(to: scale).value
+            tracks[track].editDuration = UInt64(max(0, min(Int64(tracks[track].table.duration) - skip, shown)))
+        }
+    }
+
+    /// Writes the pending video, each metadata track up to `metadataUntil` and the
+    /// passthrough samples presented before `passthroughUntil` (nil: all), as one fragment
+    /// (or one plain `mdat`).
+    private func cut(metadataUntil: Int64, passthroughUntil: Int64?) throws {
         guard let origin, let firstDecodeTime else { return }
         var runs: [FragmentRun] = []
         var payload: [[UInt8]] = []
@@ -254,6 +335,23 @@ public final class MovieWriter {
                     compositionOffsets: samples.map { _ in 0 }, isSync: samples.map { _ in true }))
             payload += samples.map(\.payload)
             offset += samples.reduce(0) { $0 + $1.payload.count }
+        }
+        for index in pendingPassthrough.indices {
+            let limit = passthroughUntil.map { MediaTime(value: $0, timescale: timescale) }
+            let count =
+                limit.map { limit in pendingPassthrough[index].prefix { $0.time < limit }.count }
+                ?? pendingPassthrough[index].count
+            guard count > 0 else { continue }
+            let samples = pendingPassthrough[index].prefix(count)
+            pendingPassthrough[index].removeFirst(count)
+            let track = 1 + metadataFormats.count + index
+            runs.append(
+                FragmentRun(
+                    trackID: UInt32(track + 1), baseDecodeTime: tracks[track].table.duration, dataOffset: offset,
+                    sizes: samples.map { UInt32($0.data.count) }, durations: samples.map(\.duration),
+                    compositionOffsets: samples.map { _ in 0 }, isSync: samples.map { _ in true }))
+            payload += samples.map(\.data)
+            offset += samples.reduce(0) { $0 + $1.data.count }
         }
         guard !runs.isEmpty else { return }
 

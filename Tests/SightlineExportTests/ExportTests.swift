@@ -2,6 +2,7 @@ import Foundation
 import SightlineCore
 import SightlineExport
 import SightlineMovie
+import SightlineSamples
 import SightlineTesting
 import Testing
 
@@ -38,7 +39,9 @@ import Testing
             [
                 "-v", "error", "-select_streams", "v", "-show_entries", "frame=pts_time", "-of", "csv=p=0", output,
             ])
-        let times = probe.stdout.split(separator: "\n").compactMap { Double($0) }
+        let times = probe.stdout.split(separator: "\n").compactMap {
+            $0.split(separator: ",").first.flatMap { Double($0) }
+        }
         #expect(times.count == frames(range).count)
         #expect(abs((times.first ?? -1) - 0) < 1e-3)
         #expect(abs((times.last ?? -1) - Double(frames(range).count - 1) / 30) < 1e-3)
@@ -76,6 +79,61 @@ import Testing
             let frame = frames(range).lowerBound + Int((Double(document["SampleTime"]![0])! * 30).rounded())
             #expect(document["DetectedFaceID"]! == SampleRecording.faces(onFrame: frame).map { String($0.faceID) })
         }
+    }
+
+    /// The bundled clip with a 1 kHz tone as AAC, muxed by ffmpeg.
+    func movieWithAudio() throws -> String {
+        let path = directory.file("with-audio.mov")
+        let made = try ExternalTool.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-i", SampleMedia.faces640x480.path, "-f", "lavfi", "-i",
+                "sine=frequency=1000:sample_rate=48000:duration=10", "-map", "0:v", "-map", "1:a", "-c:v", "copy",
+                "-c:a", "aac", "-shortest", path,
+            ])
+        #expect(made.status == 0, "\(made.stderr)")
+        return path
+    }
+
+    func audioStream(_ path: String) throws -> (codec: String, duration: Double) {
+        let probe = try ExternalTool.run(
+            "ffprobe",
+            [
+                "-v", "error", "-select_streams", "a", "-show_entries", "stream=codec_name,duration", "-of", "csv=p=0",
+                path,
+            ])
+        let fields = probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",")
+        return (fields.first.map(String.init) ?? "", fields.count > 1 ? Double(fields[1]) ?? -1 : -1)
+    }
+
+    @Test func audioIsCopiedOnTrimAndBurnIn() throws {
+        let input = try movieWithAudio()
+        let clip = try ClipSource(path: input)
+        let trimmed = directory.file("audio.mov")
+        _ = try ClipTrimmer.trim(clip, range: 3.2..<6.5, to: trimmed, overwrite: false)
+        let trimmedAudio = try audioStream(trimmed)
+        #expect(trimmedAudio.codec == "aac" && abs(trimmedAudio.duration - 3.3) < 0.03, "\(trimmedAudio)")
+        #expect(
+            try ExternalTool.run("ffmpeg", ["-v", "error", "-xerror", "-i", trimmed, "-f", "null", "-"]).status == 0)
+        // The samples are the source's own bytes.
+        let source = try #require(clip.soundTracks.first)
+        let copy = try #require(try MovieReader(path: trimmed).tracks.first { $0.mediaType == "soun" })
+        let first = try #require(
+            source.samples.firstIndex {
+                source.presentationTime(of: $0).value + Int64($0.duration) > Int64(3.2 * Double(source.timescale))
+            })
+        for (index, sample) in copy.samples.enumerated() {
+            #expect(
+                try MovieReader(path: trimmed).readSample(sample)
+                    == clip.movie.readSample(source.samples[first + index]))
+        }
+
+        let burned = directory.file("audio.mp4")
+        _ = try BurnIn.export(clip, range: 3.2..<6.5, to: burned, overwrite: false, options: .init(preset: "ultrafast"))
+        let burnedAudio = try audioStream(burned)
+        #expect(burnedAudio.codec == "aac" && abs(burnedAudio.duration - 3.3) < 0.03, "\(burnedAudio)")
+        #expect(
+            try ExternalTool.run("ffmpeg", ["-v", "error", "-xerror", "-i", burned, "-f", "null", "-"]).status == 0)
     }
 
     @Test func aRotatedMovieKeepsItsMatrixAndOrientationTrack() throws {
@@ -155,6 +213,15 @@ import Testing
             options: .init(crf: 18, preset: "ultrafast"))
         #expect(summary.frames == 60)
         #expect(try IndependentReaders.decodedFrames(output) == 60)
+        // Every frame at its own time, 1/30 s apart, from 0.
+        let probe = try ExternalTool.run(
+            "ffprobe",
+            ["-v", "error", "-select_streams", "v", "-show_entries", "frame=pts_time", "-of", "csv=p=0", output])
+        let times = probe.stdout.split(separator: "\n").compactMap {
+            $0.split(separator: ",").first.flatMap { Double($0) }
+        }
+        #expect(times.count == 60)
+        #expect(zip(times, times.indices).allSatisfy { abs($0 - Double($1) / 30) < 1e-3 })
         // Frame 30 of the clip is frame 120 of the source.
         let pixels = try IndependentReaders.rgbFrame(output, at: 1.0, width: 640, height: 480)
         for face in SampleRecording.faces(onFrame: 120) {
