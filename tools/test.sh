@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up and runs every test: the Swift suites, the camera suites against a real V4L2
 # device, then the Python example clients (events, GPS feeder, Haar detector) against a
-# real `sightline run`, and the console in headless Chromium. This is the
+# real `sightline run`, export of a real recording, and the console in headless Chromium.
+# This is the
 # README's test command and what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,3 +32,4 @@ fi
 tools/test-python-client.sh
 tools/test-examples.sh
 python3 tools/test-console.py "$(swift build --show-bin-path)/sightline"
+python3 tools/test-export.py "$(swift build --show-bin-path)/sightline"

@@ -11,8 +11,9 @@ public final class H264SampleDecoder {
     private var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
     private let scaler = PixelScaler()
 
-    /// `avcConfiguration` is the track's `avcC` record (the box's payload).
-    public init(avcConfiguration: [UInt8]) throws {
+    /// `avcConfiguration` is the track's `avcC` record (the box's payload). More `threads`
+    /// decode several frames at once: more frames a second, a few frames more delay.
+    public init(avcConfiguration: [UInt8], threads: Int = 1) throws {
         av_log_set_level(AV_LOG_FATAL)  // errors are thrown, not printed
         guard let codec = avcodec_find_decoder(AV_CODEC_ID_H264), let context = avcodec_alloc_context3(codec) else {
             throw SightlineError.invalidArgument("this FFmpeg has no H.264 decoder")
@@ -22,7 +23,7 @@ public final class H264SampleDecoder {
         avcConfiguration.withUnsafeBytes { extradata.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         context.pointee.extradata = extradata.assumingMemoryBound(to: UInt8.self)
         context.pointee.extradata_size = Int32(avcConfiguration.count)
-        context.pointee.thread_count = 1
+        context.pointee.thread_count = Int32(max(1, threads))
         let opened = avcodec_open2(context, codec, nil)
         guard opened >= 0 else {
             throw SightlineError.invalidArgument("cannot open the H.264 decoder: \(ffmpegError(opened))")

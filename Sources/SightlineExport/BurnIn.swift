@@ -12,7 +12,7 @@ import SightlineMovie
 /// Boxes and text are drawn here rather than with libavfilter's drawbox and drawtext: the
 /// boxes change every frame, which a filter graph can only follow with a filter per box and
 /// commands per frame, while drawing a rectangle into the planes is a few row fills
-/// (docs/export.md has the figures).
+/// (`sightline bench-export` measures it against `ffmpeg -vf drawbox`; docs/export.md).
 public enum BurnIn {
     public struct Options: Sendable {
         public var crf = 20
@@ -38,7 +38,8 @@ public enum BurnIn {
         let frameRate = Double(source.video.samples.count) / max(source.duration, 1e-3)
         var framesWritten = 0
         let bytes = try file.produce { path in
-            let decoder = try H264SampleDecoder(avcConfiguration: source.format.avcConfiguration)
+            let cores = ProcessInfo.processInfo.activeProcessorCount
+            let decoder = try H264SampleDecoder(avcConfiguration: source.format.avcConfiguration, threads: cores)
             var painter: OverlayPainter?
             var encoder: VideoEncoder?
             var writer: MovieWriter?
@@ -83,7 +84,7 @@ public enum BurnIn {
                     if encoder == nil {
                         var settings = VideoEncoder.Options()
                         (settings.crf, settings.preset, settings.tune) = (options.crf, options.preset, nil)
-                        settings.threads = ProcessInfo.processInfo.activeProcessorCount
+                        settings.threads = cores
                         encoder = try VideoEncoder(
                             width: upright.width & ~1, height: upright.height & ~1, timescale: timescale,
                             frameRate: frameRate, options: settings)

@@ -98,12 +98,11 @@ public enum ClipTrimmer {
                 configuration: .init(
                     fragmentInterval: nil, syncEachFragment: false, presentationRange: shown,
                     videoMatrix: source.video.matrix))
-            // Metadata goes in first: the writer keeps it until the video reaches it.
+            // Metadata goes in first: the writer keeps it until the video reaches it. Samples
+            // are copied as they are (same key table), clipped to the range.
             for (index, track) in tracks.enumerated() {
-                let groups = try clipped(
-                    try source.movie.metadataGroups(track: track.id), to: range, end: source.duration)
-                for group in groups { try writer.append(group, toMetadataTrack: index) }
-                groupsWritten[String(track.id)] = groups.count
+                groupsWritten[String(track.id)] = try copyMetadata(
+                    track, of: source, range: range, into: writer, index: index)
             }
             // Audio is copied as it is; the edit list cuts it where the video starts and ends.
             for (index, track) in sounds.enumerated() {
@@ -135,22 +134,31 @@ public enum ClipTrimmer {
             sourceIncomplete: source.isIncomplete)
     }
 
-    /// The groups of one track over `range`, each clipped to it with an explicit duration;
-    /// empty groups are left out (the writer fills gaps with empty samples).
-    static func clipped(_ groups: [TimedMetadataGroup], to range: Range<Double>, end: Double) -> [TimedMetadataGroup] {
-        var result: [TimedMetadataGroup] = []
-        for (index, group) in groups.enumerated() where !group.items.isEmpty {
-            let start = group.time
-            let stop =
-                group.duration.map { start + $0 }
-                ?? (index + 1 < groups.count
-                    ? groups[index + 1].time : MediaTime(seconds: end, timescale: start.timescale))
-            let clippedStart = max(start, MediaTime(seconds: range.lowerBound, timescale: start.timescale))
-            let clippedStop = min(stop, MediaTime(seconds: range.upperBound, timescale: start.timescale))
-            guard clippedStop > clippedStart else { continue }
-            result.append(
-                TimedMetadataGroup(time: clippedStart, duration: clippedStop - clippedStart, items: group.items))
+    /// Copies the samples of a metadata track presented during `range` into metadata track
+    /// `index` of `writer`, each clipped to the range; empty samples are left out (the
+    /// writer fills gaps with them). Returns how many were copied.
+    static func copyMetadata(
+        _ track: MovieTrack, of source: ClipSource, range: Range<Double>, into writer: MovieWriter, index: Int
+    )
+        throws -> Int
+    {
+        let scale = Int32(clamping: track.timescale)
+        let (start, end) = (
+            MediaTime(seconds: range.lowerBound, timescale: scale),
+            MediaTime(seconds: range.upperBound, timescale: scale)
+        )
+        var copied = 0
+        for sample in track.samples {
+            let time = track.presentationTime(of: sample)
+            let stop = time + MediaTime(value: Int64(sample.duration), timescale: scale)
+            guard stop > start, time < end else { continue }
+            let payload = try source.movie.readSample(sample)
+            guard payload != MovieWriter.emptyMetadataSample else { continue }
+            let (clippedStart, clippedStop) = (max(time, start), min(stop, end))
+            try writer.appendSample(
+                payload, time: clippedStart, duration: clippedStop - clippedStart, toMetadataTrack: index)
+            copied += 1
         }
-        return result
+        return copied
     }
 }

@@ -21,7 +21,8 @@ public final class MovieWriter {
         /// How often to cut a fragment (at the next key frame); `nil` writes a classic movie
         /// that is readable only once finished.
         public var fragmentInterval: MediaTime? = MediaTime(value: 2, timescale: 1)
-        /// `fsync` each fragment: what makes a fragment survive power loss.
+        /// `fsync` each fragment and the finished file: what makes a recording survive power
+        /// loss. An export that renames its file into place when done can go without.
         public var syncEachFragment = true
         /// Show only this span of the video's presentation times (an edit list): a clip
         /// starts at the key frame before its first instant and may need frames after its
@@ -247,6 +248,27 @@ public final class MovieWriter {
         pendingPassthrough[track].append(sample)
     }
 
+    /// The metadata sample that means "nothing" (an empty group), as every track writes it.
+    public static var emptyMetadataSample: [UInt8] { MetadataCoding.nullSample }
+
+    /// Appends a sample copied from another movie's metadata track with the same key table
+    /// (a clip of a recording): its bytes are written as they are, over `time` for
+    /// `duration`, without decoding and encoding its items again.
+    @discardableResult
+    public func appendSample(_ payload: [UInt8], time: MediaTime, duration: MediaTime, toMetadataTrack track: Int)
+        throws
+        -> MetadataAppendResult
+    {
+        try checkWriting()
+        guard metadataFormats.indices.contains(track) else {
+            throw MovieError.invalidInput("there is no metadata track \(track)")
+        }
+        guard payload.count >= 8 else { throw MovieError.invalidInput("a metadata sample is at least 8 bytes") }
+        let start = time.converted(to: timescale).value
+        let end = (time + duration).converted(to: timescale).value
+        return timelines[track].insert(start: start, end: end, payload: payload) == .queued ? .queued : .tooLate
+    }
+
     /// Writes what is pending and the final `moov`. After a failed write it still finalises
     /// what reached the disk; if even that fails, the file stays recoverable.
     public func finish() throws {
@@ -269,7 +291,8 @@ public final class MovieWriter {
             tracks: tracks, timescale: UInt32(timescale), fragmented: false, creationTime: creationTime)
         try file.write(movie, at: bytesWritten)
         bytesWritten += UInt64(movie.count)
-        try file.sync()
+        // The complete header must be on disk before the fragment headers are hidden.
+        if configuration.syncEachFragment { try file.sync() }
         try MovieRecovery.hideFragmentHeaders(in: file, at: (initialMovieOffset.map { [$0] } ?? []) + fragmentOffsets)
         state = .finished
         file.close()

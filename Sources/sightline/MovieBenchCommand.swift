@@ -33,13 +33,13 @@ struct MovieBenchCommand: ParsableCommand {
     var writeLongRecording: String?
 
     func run() throws {
-        if let writeLongRecording { return try writeLongMovie(writeLongRecording) }
+        if let writeLongRecording { return try BenchMedia.writeLongMovie(writeLongRecording) }
         let scratch = try TemporaryFolder()
-        let source = try input ?? makeClip(in: scratch.path)
+        let source = try input ?? BenchMedia.makeClip(in: scratch.path)
         let started = ContinuousClock.now
-        let (format, packets) = try demux(source)
+        let (format, packets) = try BenchMedia.demux(source)
         let demuxSeconds = (ContinuousClock.now - started).milliseconds / 1000
-        let mediaSeconds = duration(of: packets)
+        let mediaSeconds = BenchMedia.duration(of: packets)
         let megabytes = Double(packets.reduce(0) { $0 + $1.data.count }) / 1e6
         print(
             String(
@@ -48,14 +48,16 @@ struct MovieBenchCommand: ParsableCommand {
 
         let output = scratch.path + "/out.mov"
         let mux = try median(
-            (0..<runs).map { _ in try timed { try writeMovie(output, format: format, packets: packets) } })
+            (0..<runs).map { _ in
+                try BenchMedia.timed { try BenchMedia.writeMovie(output, format: format, packets: packets) }
+            })
         print(String(format: "mux      %7.3f s  %6.1f x real time", mux, mediaSeconds / mux))
         let remux = mux + demuxSeconds
         print(String(format: "remux    %7.3f s  %6.1f x real time (with demux)", remux, mediaSeconds / remux))
         let ffmpeg = try median(
             (0..<runs).map { _ in
-                try timed {
-                    try runProcess(
+                try BenchMedia.timed {
+                    try BenchMedia.runProcess(
                         "ffmpeg",
                         ["-v", "error", "-y", "-i", source, "-map", "0:v", "-c", "copy", scratch.path + "/ffmpeg.mov"])
                 }
@@ -67,12 +69,14 @@ struct MovieBenchCommand: ParsableCommand {
                 ffmpeg, mediaSeconds / ffmpeg, ffmpeg / remux))
 
         let long = scratch.path + "/ten-minutes.mov"
-        try writeLongMovie(long)
+        try BenchMedia.writeLongMovie(long)
         let groups = try MovieReader(path: long).metadataGroups(track: 2).count
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).path
         let inspect = try median(
             (0..<runs).map { _ in
-                try timed { try runProcess(executable, ["inspect", long, "--metadata"], discardOutput: true) }
+                try BenchMedia.timed {
+                    try BenchMedia.runProcess(executable, ["inspect", long, "--metadata"], discardOutput: true)
+                }
             })
         print(
             String(
@@ -80,14 +84,25 @@ struct MovieBenchCommand: ParsableCommand {
                 groups,
                 Double(try FileManager.default.attributesOfItem(atPath: long)[.size] as? Int ?? 0) / 1e6))
     }
+}
 
-    /// The bundled 640x480 clip 60 times over (10 minutes) with two faces on every frame.
-    private func writeLongMovie(_ path: String) throws {
-        let (format, packets) = try demux(SampleMedia.faces640x480.path)
+/// A scratch directory removed when the command ends.
+final class TemporaryFolder {
+    let path = NSTemporaryDirectory() + "sightline-bench-\(UUID().uuidString.prefix(8))"
+    init() throws { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// Media the benchmarks make and time: recordings with faces on every frame, clips, and
+/// whole processes.
+enum BenchMedia {
+    /// A bundled clip 60 times over (10 minutes) with two faces on every frame.
+    static func writeLongMovie(_ path: String, clip: String = SampleMedia.faces640x480.path) throws {
+        let (format, packets) = try demux(clip)
         try writeMovie(path, format: format, packets: packets, loops: 60)
     }
 
-    private func demux(_ path: String) throws -> (VideoTrackFormat, [EncodedVideoReader.Packet]) {
+    static func demux(_ path: String) throws -> (VideoTrackFormat, [EncodedVideoReader.Packet]) {
         let reader = try EncodedVideoReader(url: path)
         var packets: [EncodedVideoReader.Packet] = []
         while let packet = try reader.next() { packets.append(packet) }
@@ -97,13 +112,13 @@ struct MovieBenchCommand: ParsableCommand {
         return (format, packets)
     }
 
-    private func duration(of packets: [EncodedVideoReader.Packet]) -> Double {
+    static func duration(of packets: [EncodedVideoReader.Packet]) -> Double {
         let times = packets.map(\.presentationTime.seconds)
         return (times.max() ?? 0) - (times.min() ?? 0) + (packets.first?.duration?.seconds ?? 0)
     }
 
     /// Writes `packets` (repeated `loops` times, times running on) with two faces per frame.
-    private func writeMovie(
+    static func writeMovie(
         _ path: String, format: VideoTrackFormat, packets: [EncodedVideoReader.Packet], loops: Int = 1
     ) throws {
         let writer = try MovieWriter(path: path, video: format, metadataTracks: [.detectedFaces])
@@ -130,7 +145,7 @@ struct MovieBenchCommand: ParsableCommand {
         try writer.finish()
     }
 
-    private func makeClip(in directory: String) throws -> String {
+    static func makeClip(in directory: String) throws -> String {
         let path = directory + "/1080p30.mp4"
         FileHandle.standardError.write(Data("making a 30 s 1080p30 H.264 clip with ffmpeg…\n".utf8))
         try runProcess(
@@ -143,13 +158,13 @@ struct MovieBenchCommand: ParsableCommand {
         return path
     }
 
-    private func timed(_ body: () throws -> Void) rethrows -> Double {
+    static func timed(_ body: () throws -> Void) rethrows -> Double {
         let started = ContinuousClock.now
         try body()
         return (ContinuousClock.now - started).milliseconds / 1000
     }
 
-    private func runProcess(_ name: String, _ arguments: [String], discardOutput: Bool = false) throws {
+    static func runProcess(_ name: String, _ arguments: [String], discardOutput: Bool = false) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: name.hasPrefix("/") ? name : "/usr/bin/env")
         process.arguments = name.hasPrefix("/") ? arguments : [name] + arguments
@@ -161,11 +176,4 @@ struct MovieBenchCommand: ParsableCommand {
                 "\(name) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
         }
     }
-}
-
-/// A scratch directory removed when the command ends.
-private final class TemporaryFolder {
-    let path = NSTemporaryDirectory() + "sightline-bench-\(UUID().uuidString.prefix(8))"
-    init() throws { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
 }

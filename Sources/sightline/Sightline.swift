@@ -15,7 +15,7 @@ struct Sightline: AsyncParsableCommand {
             InspectCommand.self,
             RecoverCommand.self,
             BenchCommand.self,
-            MovieBenchCommand.self, RecordBenchCommand.self, CaptureBenchCommand.self, CodesBenchCommand.self,
+            MovieBenchCommand.self, ExportBenchCommand.self, RecordBenchCommand.self, CaptureBenchCommand.self, CodesBenchCommand.self,
             BrokerBenchCommand.self,
         ])
 }
