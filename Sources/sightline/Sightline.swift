@@ -15,7 +15,8 @@ struct Sightline: AsyncParsableCommand {
             InspectCommand.self,
             RecoverCommand.self,
             BenchCommand.self,
-            MovieBenchCommand.self, ExportBenchCommand.self, RecordBenchCommand.self, CaptureBenchCommand.self, CodesBenchCommand.self,
+            MovieBenchCommand.self, ExportBenchCommand.self, RecordBenchCommand.self, CaptureBenchCommand.self,
+            CodesBenchCommand.self,
             BrokerBenchCommand.self,
         ])
 }
