@@ -122,6 +122,32 @@ public enum BurnIn {
     }
 }
 
+extension BurnIn {
+    /// What drawing costs, for `bench-export`: two face boxes with their IDs drawn into a
+    /// `width` x `height` picture `frames` times, in milliseconds a frame.
+    public static func drawingMilliseconds(width: Int, height: Int, frames: Int) throws -> Double {
+        let picture = PixelBuffer(format: .yuv420p, width: width, height: height) { bases in
+            for (index, base) in bases.enumerated() {
+                let geometry = PixelFormat.yuv420p.planeGeometry(width: width, height: height)[index]
+                base.initializeMemory(as: UInt8.self, repeating: 128, count: geometry.bytesPerRow * geometry.rows)
+            }
+        }
+        var script = OverlayScript()
+        script.faces = [
+            .init(
+                start: 0, end: 1,
+                value: [
+                    (1, NormalizedRect(x: 0.1, y: 0.3, width: 0.2, height: 0.3)),
+                    (2, NormalizedRect(x: 0.5, y: 0.3, width: 0.2, height: 0.3)),
+                ])
+        ]
+        let painter = try OverlayPainter(width: width, height: height)
+        let started = ContinuousClock.now
+        for _ in 0..<frames { painter.draw(script, at: 0.5, on: picture) }
+        return (ContinuousClock.now - started).milliseconds / Double(max(1, frames))
+    }
+}
+
 /// What a burn-in draws when: the movie's faces, codes, positions and orientations as spans
 /// of movie time.
 struct OverlayScript {
@@ -137,6 +163,8 @@ struct OverlayScript {
     var orientations: [Span<Int>] = []
     /// The video's matrix, for a movie without an orientation track.
     let matrixOrientation: Int
+
+    init(matrixOrientation: Int = 1) { self.matrixOrientation = matrixOrientation }
 
     init(_ source: ClipSource) throws {
         matrixOrientation = source.video.orientation

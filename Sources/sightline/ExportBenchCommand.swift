@@ -17,6 +17,8 @@ struct ExportBenchCommand: ParsableCommand {
               burn-in  a 30 s clip with the boxes drawn and encoded with libx264 (same preset
                        and crf), in frames a second, against ffmpeg -vf drawbox with two boxes
                        of the same size, and their ratio
+              drawing  the drawing alone: ours in memory, and libavfilter's drawbox as ffmpeg's
+                       burn-in less the same ffmpeg run without the boxes
             """)
 
     @Option(help: "Runs of each measurement; the median is printed.")
