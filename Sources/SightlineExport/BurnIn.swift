@@ -86,7 +86,7 @@ public enum BurnIn {
                         (settings.crf, settings.preset, settings.tune) = (options.crf, options.preset, nil)
                         settings.threads = cores
                         encoder = try VideoEncoder(
-                            width: upright.width & ~1, height: upright.height & ~1, timescale: timescale,
+                            width: upright.width, height: upright.height, timescale: timescale,
                             frameRate: frameRate, options: settings)
                     }
                     let frame = VideoFrame(
