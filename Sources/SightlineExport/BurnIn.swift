@@ -197,14 +197,10 @@ struct OverlayScript {
     }
 
     static func value<Value>(_ spans: [Span<Value>], at seconds: Double) -> Value? {
-        var low = 0
-        var high = spans.count
-        while low < high {
-            let middle = (low + high) / 2
-            if spans[middle].start <= seconds + 1e-6 { low = middle + 1 } else { high = middle }
+        guard let span = spans.last(startingAtOrBefore: seconds, start: \.start), seconds < span.end - 1e-6 else {
+            return nil
         }
-        guard low > 0, seconds < spans[low - 1].end - 1e-6 else { return nil }
-        return spans[low - 1].value
+        return span.value
     }
 
     func orientation(at seconds: Double) -> Int { Self.value(orientations, at: seconds) ?? matrixOrientation }

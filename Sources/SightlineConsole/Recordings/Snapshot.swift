@@ -56,14 +56,7 @@ extension Array {
     /// The value of the group shown at `seconds` in a list of timed groups, as the player
     /// finds it: the last group starting at or before then, unless its duration has run out.
     func active<Value>(at seconds: Double) -> Value? where Element == PlayerMetadata.Group<Value> {
-        var low = 0
-        var high = count
-        while low < high {
-            let middle = (low + high) / 2
-            if self[middle].t <= seconds + 1e-6 { low = middle + 1 } else { high = middle }
-        }
-        guard low > 0 else { return nil }
-        let group = self[low - 1]
+        guard let group = last(startingAtOrBefore: seconds, start: \.t) else { return nil }
         if let duration = group.d, seconds >= group.t + duration - 1e-6 { return nil }
         return group.v
     }
