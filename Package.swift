@@ -74,7 +74,7 @@ let package = Package(
         .target(
             name: "SightlineConsole",
             dependencies: [
-                "SightlineCore", "SightlineBus", "SightlineMovie", "SightlineCapture",
+                "SightlineCore", "SightlineBus", "SightlineMovie", "SightlineCapture", "SightlineExport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

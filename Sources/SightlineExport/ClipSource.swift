@@ -1,4 +1,5 @@
 import Foundation
+import SightlineCapture
 import SightlineCore
 import SightlineMovie
 
@@ -100,6 +101,25 @@ public struct ClipSource {
                 time: MediaTime(value: time - offset, timescale: Int32(clamping: track.timescale)),
                 duration: sample.duration)
         }
+    }
+
+    /// The picture shown at `seconds` (the last frame presented at or before it, or the
+    /// first frame), as stored, decoded from the key frame before it; and when it is shown.
+    public func picture(at seconds: Double) throws -> (time: Double, image: PixelBuffer) {
+        let times = presentationTimes
+        let wanted = MediaTime(seconds: max(0, seconds), timescale: Int32(clamping: video.timescale)).value
+        let target =
+            times.indices.filter { times[$0] <= wanted }.max { times[$0] < times[$1] }
+            ?? times.indices.min { times[$0] < times[$1] }!
+        let first = video.samples[...target].lastIndex(where: \.isSync) ?? 0
+        // Frames shown before the target may be decoded after it (B-frames): decode on to
+        // the next key frame.
+        let last = video.samples[(target + 1)...].firstIndex(where: \.isSync).map { $0 - 1 } ?? video.samples.count - 1
+        let decoder = try H264SampleDecoder(avcConfiguration: format.avcConfiguration)
+        let image = try decoder.decode(
+            samples: try video.samples[first...last].map(movie.readSample),
+            presentationTimes: Array(times[first...last]), wanted: times[target])
+        return (Double(times[target]) / Double(video.timescale), image)
     }
 
     /// From the first to the last moment face `id` is in the faces track.
