@@ -322,7 +322,11 @@ def main():
 
         # The player at ?t= shows exactly the faces the file has then, after a seek too.
         face_times = [start for start, end, faces in groups if faces]
-        t = face_times[len(face_times) // 2] + 0.01
+        # For the screenshot, a moment when every box lies wholly inside the picture (a face
+        # entering or leaving at an edge has a box the picture cuts off).
+        inside = [start for start, end, faces in groups if faces and all(
+            0.02 <= x and x + w <= 0.98 and 0.02 <= y and y + h <= 0.98 for _, (x, y, w, h) in faces)]
+        t = (inside or face_times)[len(inside or face_times) // 2] + 0.01
         driver.get(f"{base}/recordings/{recording['name']}?t={t:.3f}")
         wait_for(lambda: driver.execute_script(
             f"const o = document.getElementById('overlay'); return o.dataset.mediaTime !== undefined && "
