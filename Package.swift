@@ -112,8 +112,8 @@ let package = Package(
             dependencies: ["SightlineCapture", "SightlineSamples", "SightlineTesting", "CV4L2"]),
         .testTarget(
             name: "SightlineDetectionTests",
-            dependencies: ["SightlineDetection", "SightlineCapture", "SightlineSamples"],
-            resources: [.copy("Golden"), .copy("Barcodes")]),
+            dependencies: ["SightlineDetection", "SightlineCapture", "SightlineSamples", "SightlineTesting"],
+            resources: [.copy("Golden"), .copy("Barcodes"), .copy("Faces")]),
         .testTarget(
             name: "SightlineBusTests", dependencies: ["SightlineBus", "SightlineTesting"], exclude: ["Corpus"]),
         .testTarget(
@@ -128,7 +128,9 @@ let package = Package(
             ]),
         .testTarget(
             name: "SightlineExportTests",
-            dependencies: ["SightlineExport", "SightlineMovie", "SightlineCore", "SightlineTesting", "SightlineSamples"]),
+            dependencies: [
+                "SightlineExport", "SightlineMovie", "SightlineCore", "SightlineTesting", "SightlineSamples",
+            ]),
         .testTarget(
             name: "SightlineEndToEndTests",
             dependencies: [

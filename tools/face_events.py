@@ -54,10 +54,14 @@ def main():
             face = event["face"]
             t = message["time"]["value"] / message["time"]["timescale"]
             b = face["bounds"]
+            # With `run --gallery`, named faces carry who they are; `identified` says when a
+            # tracked face becomes known.
+            who = f" {face['identity']['name']}" if face.get("identity") else ""
             print(f"{message['source']} {t:7.3f}s face {event['id']} {event['change']:5} "
                   f"box x={b['x']:.3f} y={b['y']:.3f} w={b['width']:.3f} h={b['height']:.3f} "
-                  f"score={face['score']:.2f}", flush=True)
-            (entered if event["change"] == "enter" else left).append(event["id"])
+                  f"score={face['score']:.2f}{who}", flush=True)
+            if event["change"] in ("enter", "leave"):
+                (entered if event["change"] == "enter" else left).append(event["id"])
         elif message["status"]["state"] in ("stopped", "failed"):
             print(f"{message['source']} {message['status']['state']}: {message['status'].get('reason', '')}", flush=True)
             if args.until_stopped:

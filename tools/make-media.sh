@@ -4,7 +4,7 @@
 # The clips this writes are committed (Sources/SightlineSamples/Media); run this only to
 # rebuild them. Every photo used is licensed for redistribution:
 #   - scikit-image 0.25.2 wheel: astronaut.png (NASA, public domain), coffee.png (CC0)
-#   - face-recognition 1.3.0 sdist (MIT): obama.jpg, biden.jpg, obama3.jpg (official
+#   - face-recognition 1.3.0 sdist (MIT): obama.jpg, obama2.jpg, biden.jpg, obama3.jpg (official
 #     White House photos, US federal works; provenance as stated in the package)
 #   - Debian opencv-doc 4.6.0+dfsg-12 (Apache-2.0 and BSD-3-Clause, per its copyright
 #     file): 4_barcodes.jpg, a phone photo of four book backs with ISBN barcodes
@@ -54,6 +54,12 @@ pan 1280 720 889 28 "$out/faces_1280x720.mp4"
 barcodes="$here/Tests/SightlineDetectionTests/Barcodes"
 python3 "$here/tools/make-barcode-media.py" "$sk/coffee.png" "$out/barcodes_640x480.mp4" \
   "$barcodes/barcodes_640x480.truth.json"
+# Stills for the landmark, descriptor and identity tests: a portrait of Obama that is not
+# in the clips (obama2.jpg), to enrol him from, and Biden's tile of the clips.
+faces="$here/Tests/SightlineDetectionTests/Faces"
+mkdir -p "$faces"
+ff -i "$fr/obama2.jpg" -vf "crop=480:600:80:60,scale=320:400" -q:v 3 "$faces/obama2.jpg"
+ff -i "$fr/biden.jpg" -vf "crop=600:750:190:0,scale=320:400" -q:v 3 "$faces/biden.jpg"
 # A real photo of printed barcodes, unchanged from Debian's opencv-doc.
 (cd "$work" && apt-get download opencv-doc=4.6.0+dfsg-12 >/dev/null)
 dpkg-deb --fsys-tarfile "$work"/opencv-doc_*.deb |

@@ -3,43 +3,17 @@
 #include <dlib/image_processing/frontal_face_detector.h>
 #include <dlib/image_transforms.h>
 
+#include "ImageViews.h"
+
 #include <cstring>
 #include <exception>
 #include <vector>
-
-// A read-only view of caller-owned pixels that satisfies dlib's generic image interface,
-// so the luma plane of a decoded frame is scanned where it lies, without a copy.
-struct LumaView {
-    const uint8_t *pixels;
-    long rows;
-    long columns;
-    long bytes_per_row;
-};
-
-namespace dlib {
-template <> struct image_traits<LumaView> {
-    typedef unsigned char pixel_type;
-};
-}  // namespace dlib
-
-inline long num_rows(const LumaView &image) { return image.rows; }
-inline long num_columns(const LumaView &image) { return image.columns; }
-inline const void *image_data(const LumaView &image) { return image.pixels; }
-inline void *image_data(LumaView &image) { return const_cast<uint8_t *>(image.pixels); }
-inline long width_step(const LumaView &image) { return image.bytes_per_row; }
-inline void set_image_size(LumaView &, long, long) {}  // never resized: it is an input only
 
 struct sl_face_detector {
     dlib::frontal_face_detector detector = dlib::get_frontal_face_detector();
     dlib::array2d<unsigned char> upsampled;  // reused between frames
     std::vector<dlib::rect_detection> detections;
 };
-
-static void write_error(char *error, size_t capacity, const char *message) {
-    if (error == nullptr || capacity == 0) return;
-    std::strncpy(error, message, capacity - 1);
-    error[capacity - 1] = '\0';
-}
 
 extern "C" sl_face_detector *sl_face_detector_create(char *error, size_t error_capacity) {
     try {

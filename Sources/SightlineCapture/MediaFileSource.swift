@@ -335,3 +335,18 @@ func ffmpegError(_ code: Int32) -> String {
     let message = String(nulTerminated: buffer)
     return message.prefix(1).lowercased() + message.dropFirst()
 }
+
+/// A still image (JPEG, PNG … anything FFmpeg decodes; the first frame of a video).
+public enum StillImage {
+    /// The picture, in a layout with a luma plane (detectors read luma).
+    public static func load(_ path: String) throws -> PixelBuffer {
+        guard case .frame(let frame) = try MediaFileSource(url: path).read() else {
+            throw SightlineError.sourceUnavailable(source: path, reason: "no picture in it")
+        }
+        if frame.pixels.format.hasLumaPlane { return frame.pixels }
+        guard let converted = frame.pixels.converted(to: .yuv420p) else {
+            throw SightlineError.sourceUnavailable(source: path, reason: "cannot convert \(frame.pixels.format) pixels")
+        }
+        return converted
+    }
+}

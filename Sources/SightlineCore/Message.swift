@@ -146,7 +146,20 @@ public struct FrameInfo: Sendable, Codable, Equatable {
 
 /// An object entering or leaving the scene.
 public struct ObjectEvent: Sendable, Codable, Equatable {
-    public enum Change: String, Sendable, Codable { case enter, leave }
+    /// `identified`: a tracked face was matched to an enrolled person (it carries `identity`),
+    /// or matched to another one than before.
+    public enum Change: String, Sendable, Codable {
+        case enter, leave, identified
+
+        /// How a log line says it: "entered", "left", "identified".
+        public var pastTense: String {
+            switch self {
+            case .enter: "entered"
+            case .leave: "left"
+            case .identified: "identified"
+            }
+        }
+    }
     public var change: Change
     /// What kind of object: "face" or "code".
     public var object: String

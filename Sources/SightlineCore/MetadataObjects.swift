@@ -43,10 +43,22 @@ public struct FaceObject: Sendable, Hashable, Codable {
     public var score: Double
     /// Which of dlib's five HOG filters fired (see `FaceSubDetector`).
     public var subDetector: Int
+    /// dlib's 5 landmarks, normalised like `bounds`: the outer and inner corner of the eye
+    /// on the image's right, the same of the eye on its left, the base of the nose. Present
+    /// when the landmark model is (docs/identities.md).
+    public var landmarks: [NormalizedPoint]?
+    /// Whose face this is, when a gallery is in use and the face is close enough to an
+    /// enrolled person.
+    public var identity: FaceIdentity?
+    /// The 128 numbers of dlib's recognition network for this face, only with
+    /// `--publish-descriptors`: a descriptor identifies a person, so it stays in the process
+    /// unless asked for.
+    public var descriptor: [Float]?
 
     public init(
         faceID: Int, bounds: NormalizedRect, rollAngle: Double?, yawAngle: Double?, time: MediaTime,
-        duration: MediaTime?, score: Double, subDetector: Int
+        duration: MediaTime?, score: Double, subDetector: Int, landmarks: [NormalizedPoint]? = nil,
+        identity: FaceIdentity? = nil, descriptor: [Float]? = nil
     ) {
         self.faceID = faceID
         self.bounds = bounds
@@ -56,6 +68,23 @@ public struct FaceObject: Sendable, Hashable, Codable {
         self.duration = duration
         self.score = score
         self.subDetector = subDetector
+        self.landmarks = landmarks
+        self.identity = identity
+        self.descriptor = descriptor
+    }
+}
+
+/// An enrolled person a face was matched to.
+public struct FaceIdentity: Sendable, Hashable, Codable {
+    /// The name the person was enrolled under.
+    public var name: String
+    /// Euclidean distance between the face's descriptor and the person's closest enrolled
+    /// one: below the match threshold (0.6 by default), lower is surer.
+    public var distance: Double
+
+    public init(name: String, distance: Double) {
+        self.name = name
+        self.distance = distance
     }
 }
 
@@ -197,7 +226,11 @@ extension FaceObject: MetadataObject {
         set { faceID = newValue }
     }
     public func mayBe(_ other: FaceObject) -> Bool { true }
-    public var logDetails: [String: String] { ["score": "\((score * 100).rounded() / 100)"] }
+    public var logDetails: [String: String] {
+        var details = ["score": "\((score * 100).rounded() / 100)"]
+        if let identity { details["name"] = identity.name }
+        return details
+    }
     public static let eventObject = "face"
     public static let messageKind = MessageKind.faces
     public static let minimumOverlap = 0.3

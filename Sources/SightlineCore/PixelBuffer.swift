@@ -128,7 +128,10 @@ public final class PixelBuffer: @unchecked Sendable {
 }
 
 private final class OwnedBytes {
+    /// swscale's SIMD writes whole blocks of pixels and may run past the end of the last
+    /// row when the width is not a multiple of the block (FFmpeg pads its own buffers alike).
+    static let padding = 64
     let pointer: UnsafeMutableRawPointer
-    init(capacity: Int) { pointer = .allocate(byteCount: max(capacity, 1), alignment: 64) }
+    init(capacity: Int) { pointer = .allocate(byteCount: capacity + Self.padding, alignment: 64) }
     deinit { pointer.deallocate() }
 }

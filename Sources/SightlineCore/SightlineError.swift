@@ -11,6 +11,10 @@ public enum SightlineError: Error, Sendable, Equatable, CustomStringConvertible 
     /// A detector (faces, codes) or the frames output could not process a frame.
     case detector(String)
     case invalidArgument(String)
+    /// A model file (landmarks, recognition) is missing or is not what it should be.
+    case model(path: String, reason: String)
+    /// A face gallery that is not ours, is corrupt, or cannot be written.
+    case gallery(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -21,6 +25,8 @@ public enum SightlineError: Error, Sendable, Equatable, CustomStringConvertible 
         case .messaging(let reason): "messaging error: \(reason)"
         case .detector(let reason): "detector error: \(reason)"
         case .invalidArgument(let reason): reason
+        case .model(let path, let reason): "model \(path): \(reason); fetch it with tools/fetch-models.sh"
+        case .gallery(let path, let reason): "face gallery \(path): \(reason)"
         }
     }
 }

@@ -131,6 +131,11 @@ public enum MetadataIdentifier {
     public static let detectedFaceBounds = "fiel/com.apple.quicktime.detected-face.bounds"
     public static let detectedFaceRollAngle = "fiel/com.apple.quicktime.detected-face.roll-angle"
     public static let detectedFaceYawAngle = "fiel/com.apple.quicktime.detected-face.yaw-angle"
+    /// Ours, in a face record: the name of the enrolled person the face was matched to
+    /// (UTF-8), and the descriptor distance of that match (float32). Apple's readers skip
+    /// fields they do not know.
+    public static let detectedFaceIdentity = "fiel/com.sightline.detected-face.identity"
+    public static let detectedFaceIdentityDistance = "fiel/com.sightline.detected-face.identity-distance"
     public static let videoOrientation = "mdta/com.apple.quicktime.video-orientation"
     public static let locationISO6709 = "mdta/com.apple.quicktime.location.ISO6709"
     /// Apple documents no key for barcodes; ours holds a JSON array of codes as UTF-8 text.
@@ -142,10 +147,17 @@ extension MetadataItem {
     /// record's face-id and the rectangle around its bounds (four corners, or x y w h); nil
     /// for any other item. Records without both are left out.
     public var detectedFaceBounds: [(faceID: Int, bounds: NormalizedRect)]? {
+        detectedFaceRecords?.map { ($0.faceID, $0.bounds) }
+    }
+
+    /// The same with each face's name, when the recorder knew whose face it was.
+    public var detectedFaceRecords: [DetectedFaceRecord]? {
         guard identifier == MetadataIdentifier.detectedFace, case .records(let records) = value else { return nil }
         return records.compactMap { record in
             var id: Int?
             var corners: [Double]?
+            var name: String?
+            var distance: Double?
             for field in record {
                 switch (field.identifier, field.value) {
                 case (MetadataIdentifier.detectedFaceID, .uint(let value)): id = Int(value)
@@ -153,6 +165,8 @@ extension MetadataItem {
                     corners = values
                 case (MetadataIdentifier.detectedFaceBounds, .floats(let values)) where values.count == 4:
                     corners = [values[0], values[1], values[0] + values[2], values[1] + values[3]]
+                case (MetadataIdentifier.detectedFaceIdentity, .string(let value)): name = value
+                case (MetadataIdentifier.detectedFaceIdentityDistance, .float(let value)): distance = value
                 default: break
                 }
             }
@@ -160,8 +174,20 @@ extension MetadataItem {
             let xs = stride(from: 0, to: corners.count, by: 2).map { corners[$0] }
             let ys = stride(from: 1, to: corners.count, by: 2).map { corners[$0] }
             let (left, top) = (xs.min()!, ys.min()!)
-            return (id, NormalizedRect(x: left, y: top, width: xs.max()! - left, height: ys.max()! - top))
+            return DetectedFaceRecord(
+                faceID: id, bounds: NormalizedRect(x: left, y: top, width: xs.max()! - left, height: ys.max()! - top),
+                identity: name.map { FaceIdentity(name: $0, distance: distance ?? .nan) })
         }
+    }
+
+    /// This item without our identity fields in its face records: what goes into a face
+    /// track declared without them.
+    public var withoutFaceIdentities: MetadataItem {
+        guard identifier == MetadataIdentifier.detectedFace, case .records(let records) = value else { return self }
+        let ours: Set = [MetadataIdentifier.detectedFaceIdentity, MetadataIdentifier.detectedFaceIdentityDistance]
+        var item = self
+        item.value = .records(records.map { $0.filter { !ours.contains($0.identifier) } })
+        return item
     }
 
     /// Faces as iOS records them: one record per face with face-id, bounds as the four
@@ -186,10 +212,33 @@ extension MetadataItem {
                     MetadataItem(
                         identifier: MetadataIdentifier.detectedFaceYawAngle, dataType: .float32, value: .float(yaw)))
             }
+            if let identity = face.identity {
+                fields.append(
+                    MetadataItem(
+                        identifier: MetadataIdentifier.detectedFaceIdentity, dataType: .utf8,
+                        value: .string(identity.name)))
+                fields.append(
+                    MetadataItem(
+                        identifier: MetadataIdentifier.detectedFaceIdentityDistance, dataType: .float32,
+                        value: .float(identity.distance)))
+            }
             return fields
         }
         return MetadataItem(
             identifier: MetadataIdentifier.detectedFace, dataType: .named("com.apple.quicktime.detected-face"),
             value: .records(records))
+    }
+}
+
+/// A face as a movie's face track holds it (see `MetadataItem.detectedFaceRecords`).
+public struct DetectedFaceRecord: Sendable, Hashable {
+    public var faceID: Int
+    public var bounds: NormalizedRect
+    public var identity: FaceIdentity?
+
+    public init(faceID: Int, bounds: NormalizedRect, identity: FaceIdentity? = nil) {
+        self.faceID = faceID
+        self.bounds = bounds
+        self.identity = identity
     }
 }

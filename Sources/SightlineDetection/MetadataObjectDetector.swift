@@ -13,9 +13,9 @@ public protocol MetadataObjectDetector {
 extension FaceDetector: MetadataObjectDetector {
     public func objects(in frame: VideoFrame) throws -> [FaceObject] {
         try detect(in: frame.pixels).map {
-            $0.faceObject(
+            try $0.faceObject(
                 imageWidth: frame.pixels.width, imageHeight: frame.pixels.height, time: frame.time,
-                duration: frame.duration)
+                duration: frame.duration, landmarks: landmarker?.landmarks(of: $0, in: frame.pixels))
         }
     }
 }

@@ -100,3 +100,18 @@ extension ObjectTracker where Object == FaceObject {
             }, time: time)
     }
 }
+
+/// Adds to tracked objects what one frame alone does not tell, such as whose face it is:
+/// it sees every analysed frame's objects after the tracker has given them their IDs, and
+/// remembers what it learnt about each ID. The extension point for per-track analysis.
+///
+/// Called on the detector output's serial queue only; implementations need not be
+/// thread-safe.
+public protocol TrackedObjectAnnotator<Object>: AnyObject {
+    associatedtype Object: MetadataObject
+    /// Annotates one analysed frame's objects (IDs set) and returns those whose annotation
+    /// changed in this frame, as annotated.
+    func annotate(_ objects: inout [Object], in frame: VideoFrame) -> [Object]
+    /// Objects that left, annotated as they were last known; their IDs are then forgotten.
+    func objectsLeft(_ objects: inout [Object])
+}

@@ -137,8 +137,8 @@ extension BurnIn {
             .init(
                 start: 0, end: 1,
                 value: [
-                    (1, NormalizedRect(x: 0.1, y: 0.3, width: 0.2, height: 0.3)),
-                    (2, NormalizedRect(x: 0.5, y: 0.3, width: 0.2, height: 0.3)),
+                    DetectedFaceRecord(faceID: 1, bounds: NormalizedRect(x: 0.1, y: 0.3, width: 0.2, height: 0.3)),
+                    DetectedFaceRecord(faceID: 2, bounds: NormalizedRect(x: 0.5, y: 0.3, width: 0.2, height: 0.3)),
                 ])
         ]
         let painter = try OverlayPainter(width: width, height: height)
@@ -157,7 +157,7 @@ struct OverlayScript {
         var value: Value
     }
 
-    var faces: [Span<[(faceID: Int, bounds: NormalizedRect)]>] = []
+    var faces: [Span<[DetectedFaceRecord]>] = []
     var codes: [Span<[MachineReadableCodeRecord]>] = []
     var positions: [Span<String>] = []
     var orientations: [Span<Int>] = []
@@ -176,7 +176,7 @@ struct OverlayScript {
                     group.duration.map { start + $0.seconds }
                     ?? (index + 1 < groups.count ? groups[index + 1].time.seconds : source.duration)
                 for item in group.items {
-                    if let found = item.detectedFaceBounds {
+                    if let found = item.detectedFaceRecords {
                         faces.append(Span(start: start, end: end, value: found))
                     } else if item.identifier == MetadataIdentifier.detectedMachineReadableCodes,
                         case .string(let json) = item.value,
@@ -222,7 +222,8 @@ struct OverlayPainter {
         for face in OverlayScript.value(script.faces, at: seconds) ?? [] {
             let rect = face.bounds.oriented(orientation)
             picture.strokeRect(rect, colour: .face, thickness: thickness)
-            label("#\(face.faceID)", above: rect, colour: .face, on: picture)
+            let name = face.identity.map { "\($0.name) " } ?? ""
+            label("\(name)#\(face.faceID)", above: rect, colour: .face, on: picture)
         }
         for code in OverlayScript.value(script.codes, at: seconds) ?? [] {
             let rect = code.bounds.oriented(orientation)

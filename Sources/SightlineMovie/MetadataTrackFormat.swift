@@ -64,7 +64,13 @@ public struct MetadataTrackFormat: Sendable, Hashable {
     }
 
     /// Detected faces exactly as iOS 12 declares them (see docs/movie-format.md).
-    public static let detectedFaces: MetadataTrackFormat = {
+    public static let detectedFaces = detectedFaces(identityKeys: false)
+
+    /// The same with our two fields for faces a gallery named, after Apple's five: a
+    /// recorder uses it when the source says it names faces (docs/movie-format.md).
+    public static let detectedFacesWithIdentities = detectedFaces(identityKeys: true)
+
+    private static func detectedFaces(identityKeys: Bool) -> MetadataTrackFormat {
         let sdpd = boxBytes { $0.box("sdpd") { $0.box("sdpi") { $0.u32(0) } } }
         let ctps = boxBytes {
             $0.box("ctps") {
@@ -74,31 +80,39 @@ public struct MetadataTrackFormat: Sendable, Hashable {
                 }
             }
         }
+        // iOS lists the children of key 1 as a 24-byte record: its length, a word of
+        // unknown meaning, the child ids 2-5. Ours lists the identity fields too.
+        let children: ClosedRange<UInt32> = identityKeys ? 2...7 : 2...5
         let lidpLidl = boxBytes { w in
             w.box("lidp") { $0.u32(1) }
             w.box("lidl") { w in
-                w.u32(0x18)
+                w.u32(UInt32(8 + 4 * children.count))
                 w.u32(0x0100_0000)
-                for child: UInt32 in 2...5 { w.u32(child) }
+                for child in children { w.u32(child) }
             }
         }
-        return MetadataTrackFormat(
-            keys: [
+        var keys = [
+            MetadataKey(
+                localID: 3, identifier: MetadataIdentifier.detectedFaceBounds, dataType: .polygonF32, extraBoxes: sdpd),
+            MetadataKey(
+                localID: 1, identifier: MetadataIdentifier.detectedFace,
+                dataType: .named("com.apple.quicktime.detected-face"), extraBoxes: ctps),
+            MetadataKey(
+                localID: 4, identifier: MetadataIdentifier.detectedFaceRollAngle, dataType: .float32, extraBoxes: sdpd),
+            MetadataKey(localID: 2, identifier: MetadataIdentifier.detectedFaceID, dataType: .uint32),
+            MetadataKey(
+                localID: 5, identifier: MetadataIdentifier.detectedFaceYawAngle, dataType: .float32, extraBoxes: sdpd),
+        ]
+        if identityKeys {
+            keys += [
+                MetadataKey(localID: 6, identifier: MetadataIdentifier.detectedFaceIdentity, dataType: .utf8),
                 MetadataKey(
-                    localID: 3, identifier: MetadataIdentifier.detectedFaceBounds, dataType: .polygonF32,
+                    localID: 7, identifier: MetadataIdentifier.detectedFaceIdentityDistance, dataType: .float32,
                     extraBoxes: sdpd),
-                MetadataKey(
-                    localID: 1, identifier: MetadataIdentifier.detectedFace,
-                    dataType: .named("com.apple.quicktime.detected-face"), extraBoxes: ctps),
-                MetadataKey(
-                    localID: 4, identifier: MetadataIdentifier.detectedFaceRollAngle, dataType: .float32,
-                    extraBoxes: sdpd),
-                MetadataKey(localID: 2, identifier: MetadataIdentifier.detectedFaceID, dataType: .uint32),
-                MetadataKey(
-                    localID: 5, identifier: MetadataIdentifier.detectedFaceYawAngle, dataType: .float32,
-                    extraBoxes: sdpd),
-            ], describesVideo: true, trailingBoxes: lidpLidl)
-    }()
+            ]
+        }
+        return MetadataTrackFormat(keys: keys, describesVideo: true, trailingBoxes: lidpLidl)
+    }
 
     /// EXIF orientation of the frames (1 normal … 8), as iOS records it.
     public static let videoOrientation = MetadataTrackFormat(

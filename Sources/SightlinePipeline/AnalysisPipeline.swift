@@ -17,6 +17,10 @@ public struct PipelineConfiguration: Sendable {
     /// What to look for in the frames.
     public var detect: Set<Detection> = [.faces]
     public var detector = FaceDetector.Configuration()
+    /// Where the landmark and recognition models are (both optional for plain detection).
+    public var models = FaceModelFiles.locate()
+    /// Whose faces: a gallery to match, or descriptors to publish; nil: neither.
+    public var identities: IdentityConfiguration?
     public var barcodes = BarcodeDetector.Configuration()
     public var publish: Endpoint = .defaultPublish
     /// Allow binding a tcp address other machines can reach, without authentication.
@@ -96,6 +100,7 @@ public final class AnalysisPipeline: Service, Sendable {
         let faceDetector =
             try configuration.detect.contains(.faces)
             ? FaceDetector(configuration: configuration.detector) : nil
+        let identification = try faceDetector.map { try Self.loadFaceModels(into: $0, configuration, logger) } ?? nil
         let barcodeDetector =
             try configuration.detect.contains(.barcodes)
             ? BarcodeDetector(configuration: configuration.barcodes) : nil
@@ -108,11 +113,12 @@ public final class AnalysisPipeline: Service, Sendable {
         // Analysing every frame of a file: the file waits for the detector (bounded memory).
         var outputs: [FrameDataOutput] = []
         let publisher = self.publisher
-        func analysis<Detector: MetadataObjectDetector>(_ detector: Detector, output name: String)
-            -> ObjectAnalysis<Detector>
-        {
+        func analysis<Detector: MetadataObjectDetector>(
+            _ detector: Detector, annotator: (any TrackedObjectAnnotator<Detector.Object>)? = nil, output name: String
+        ) -> ObjectAnalysis<Detector> {
             let analysis = ObjectAnalysis(
-                detector: detector, publisher: publisher, sourceID: configuration.sourceID, logger: logger)
+                detector: detector, annotator: annotator, publisher: publisher, sourceID: configuration.sourceID,
+                logger: logger)
             outputs.append(
                 FrameDataOutput(
                     name: name, delegate: analysis, alwaysDiscardsLateFrames: configuration.discardLateFrames,
@@ -121,7 +127,7 @@ public final class AnalysisPipeline: Service, Sendable {
         }
         if let faceDetector {
             if let notice = FaceDetector.instructionSet.fallbackNotice { logger.warning("\(notice)") }
-            faces = analysis(faceDetector, output: "detect")
+            faces = analysis(faceDetector, annotator: identification, output: "detect")
         } else {
             faces = nil
         }
@@ -278,7 +284,38 @@ public final class AnalysisPipeline: Service, Sendable {
 
     /// What this source detects, as its statuses announce it (a recorder prepares a
     /// track for each).
-    private var detections: [String] { configuration.detect.map(\.rawValue).sorted() }
+    /// What the source detects, as its status says: `faces`, `barcodes`, and `identities`
+    /// when a gallery names faces (a recorder then declares the identity fields).
+    private var detections: [String] {
+        (configuration.detect.map(\.rawValue) + (configuration.identities?.gallery != nil ? ["identities"] : []))
+            .sorted()
+    }
+
+    /// Gives the face detector its landmark model when there is one (one line when not),
+    /// and returns what names faces when identities are asked for; that needs both models.
+    private static func loadFaceModels(
+        into detector: FaceDetector, _ configuration: PipelineConfiguration, _ logger: Logger
+    ) throws -> FaceIdentification? {
+        let models = configuration.models
+        guard let identities = try configuration.identities?.validated() else {
+            detector.landmarker = try models.landmarkerIfPresent()
+            if detector.landmarker == nil {
+                logger.notice(
+                    "no landmark model: faces have no landmarks, roll comes from the HOG filter and there are no identities; fetch it with tools/fetch-models.sh",
+                    metadata: ["missing": "\(models.landmarksPath)"])
+            }
+            return nil
+        }
+        let (landmarker, recognizer) = try models.recognitionModels()
+        detector.landmarker = landmarker
+        logger.info(
+            "identities",
+            metadata: [
+                "people": "\(identities.gallery?.people.count ?? 0)", "threshold": "\(identities.matchThreshold)",
+                "refresh": "\(identities.refreshInterval)s", "publish-descriptors": "\(identities.publishDescriptors)",
+            ])
+        return FaceIdentification(configuration: identities, recognizer: recognizer, logger: logger)
+    }
 
     private func publishStatus(_ status: SourceStatus) {
         publisher.publish(

@@ -8,13 +8,14 @@ import Synchronization
 /// A detector output's delegate: finds objects (faces, codes) in each frame it is given,
 /// gives them stable IDs and publishes their messages (`faces`, `codes`) and `events`.
 ///
-/// Everything but `timing` runs on the output's serial queue, which owns the detector and
-/// the tracker.
+/// Everything but `timing` runs on the output's serial queue, which owns the detector, the
+/// tracker and the annotator (identities of faces), whose time `timing` includes.
 public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOutputDelegate, @unchecked Sendable {
     public typealias Object = Detector.Object
 
     private let detector: Detector
     private let tracker = ObjectTracker<Object>()
+    private let annotator: (any TrackedObjectAnnotator<Object>)?
     private let publisher: Publisher
     private let sourceID: String
     private let logger: Logger
@@ -24,8 +25,12 @@ public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOu
     /// objects, is timed there.
     private var lastFrame: (time: MediaTime, wallTimeNs: UInt64)?
 
-    public init(detector: Detector, publisher: Publisher, sourceID: String, logger: Logger) {
+    public init(
+        detector: Detector, annotator: (any TrackedObjectAnnotator<Object>)? = nil, publisher: Publisher,
+        sourceID: String, logger: Logger
+    ) {
         self.detector = detector
+        self.annotator = annotator
         self.publisher = publisher
         self.sourceID = sourceID
         self.logger = logger
@@ -43,12 +48,23 @@ public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOu
             logger.error("\(Object.eventObject) detection failed; frame skipped", metadata: ["error": "\(error)"])
             return
         }
+        var update = tracker.update(detected, time: frame.time)
+        var changed: [Object] = []
+        if let annotator {
+            changed = annotator.annotate(&update.objects, in: frame)
+            annotator.objectsLeft(&update.left)
+            // An object that enters already annotated says so in its enter event.
+            let annotated = Dictionary(update.objects.map { ($0.objectID, $0) }, uniquingKeysWith: { a, _ in a })
+            update.entered = update.entered.map { annotated[$0.objectID] ?? $0 }
+            let entered = Set(update.entered.map(\.objectID))
+            changed.removeAll { entered.contains($0.objectID) }
+        }
         timingState.withLock { $0.record(milliseconds: (ContinuousClock.now - started).milliseconds) }
-        let update = tracker.update(detected, time: frame.time)
         lastFrame = (frame.time + (frame.duration ?? .zero), frame.wallClockNanoseconds)
 
         for object in update.left { publishEvent(.leave, object, wallTimeNs: frame.wallClockNanoseconds) }
         for object in update.entered { publishEvent(.enter, object, wallTimeNs: frame.wallClockNanoseconds) }
+        for object in changed { publishEvent(.identified, object, wallTimeNs: frame.wallClockNanoseconds) }
         // A message for every frame with objects, and one empty message when they are gone.
         if !update.objects.isEmpty || objectsWerePresent {
             publisher.publish(
@@ -66,7 +82,9 @@ public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOu
             publisher.publish(Object.message([], source: sourceID, time: last.time, wallTimeNs: wallTime))
             objectsWerePresent = false
         }
-        for object in tracker.finish() { publishEvent(.leave, object, wallTimeNs: wallTime) }
+        var remaining = tracker.finish()
+        annotator?.objectsLeft(&remaining)
+        for object in remaining { publishEvent(.leave, object, wallTimeNs: wallTime) }
     }
 
     private func publishEvent(_ change: ObjectEvent.Change, _ object: Object, wallTimeNs: UInt64) {
@@ -74,7 +92,7 @@ public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOu
             "id": "\(object.objectID)", "time": "\((object.time.seconds * 1000).rounded() / 1000)s",
         ]
         for (key, value) in object.logDetails { details[key] = "\(value)" }
-        logger.info("\(Object.eventObject) \(change == .enter ? "entered" : "left")", metadata: details)
+        logger.info("\(Object.eventObject) \(change.pastTense)", metadata: details)
         publisher.publish(
             Message(
                 kind: .events, source: sourceID, time: object.time, wallTimeNs: wallTimeNs,

@@ -41,6 +41,10 @@ public final class Recorder {
     ]
     /// The open file's track index for each identifier.
     private var fileTracks: [String: Int] = [:]
+    /// Whether the face track of new files, and of the open one, has the identity fields:
+    /// only once the source names faces, so that other files keep iOS's exact key table.
+    private var namesFaces = false
+    private var fileNamesFaces = false
     /// An identifier without a track in the open file: the next key frame starts a new file.
     private var wantsNewFile = false
     private var pendingMetadata: [(identifier: String, group: TimedMetadataGroup)] = []
@@ -110,6 +114,7 @@ public final class Recorder {
             if message.status?.detections?.contains("barcodes") == true {
                 learnTrack(MetadataIdentifier.detectedMachineReadableCodes, .detectedMachineReadableCodes)
             }
+            if message.status?.detections?.contains("identities") == true { learnNamedFaces() }
         default: break
         }
     }
@@ -219,9 +224,24 @@ public final class Recorder {
             counters.metadataDropped["malformed", default: 0] += 1
             return
         }
+        if faces.contains(where: { $0.identity != nil }) { learnNamedFaces() }
         enqueue(
             MetadataIdentifier.detectedFace,
             TimedMetadataGroup(time: time, items: faces.isEmpty ? [] : [.detectedFaces(faces)]))
+    }
+
+    /// The source names faces: the face track gets the identity fields from the next file on.
+    private func learnNamedFaces() {
+        guard !namesFaces, let index = tracks.firstIndex(where: { $0.identifier == MetadataIdentifier.detectedFace })
+        else { return }
+        namesFaces = true
+        tracks[index].format = .detectedFacesWithIdentities
+        if writer != nil {
+            wantsNewFile = true
+            logger.notice(
+                "faces are named: a new file with the identity fields starts at the next key frame",
+                metadata: ["source": "\(configuration.sourceID)"])
+        }
     }
 
     /// Codes as a JSON array of objects (ID, type, value, corners, bounds), as UTF-8 text.
@@ -297,6 +317,8 @@ public final class Recorder {
                 counters.metadataDropped["noTrackInFile", default: 0] += 1
                 continue
             }
+            var group = group
+            group.items = itemsForFile(identifier, group.items)
             do {
                 if try writer.append(group, toMetadataTrack: track) == .queued {
                     counters.metadataWritten += 1
@@ -308,6 +330,11 @@ public final class Recorder {
                 logger.warning("metadata not recorded: \(error)", metadata: ["identifier": "\(identifier)"])
             }
         }
+    }
+
+    /// A face track declared without the identity fields gets the faces unnamed.
+    private func itemsForFile(_ identifier: String, _ items: [MetadataItem]) -> [MetadataItem] {
+        identifier == MetadataIdentifier.detectedFace && !fileNamesFaces ? items.map(\.withoutFaceIdentities) : items
     }
 
     // MARK: Files
@@ -331,13 +358,16 @@ public final class Recorder {
             path: path, video: format, metadataTracks: tracks.map(\.format),
             configuration: .init(fragmentInterval: configuration.fragmentInterval))
         fileTracks = Dictionary(uniqueKeysWithValues: tracks.enumerated().map { ($1.identifier, $0) })
+        fileNamesFaces = namesFaces
         wantsNewFile = false
         // What holds when the file starts (faces on screen, the position) is in it from its
         // first frame.
         for (index, track) in tracks.enumerated() {
             guard let group = active[track.identifier], !group.items.isEmpty else { continue }
             if let duration = group.duration, group.time + duration <= time { continue }
-            try writer.append(TimedMetadataGroup(time: time, items: group.items), toMetadataTrack: index)
+            try writer.append(
+                TimedMetadataGroup(time: time, items: itemsForFile(track.identifier, group.items)),
+                toMetadataTrack: index)
         }
         self.writer = writer
         self.path = path

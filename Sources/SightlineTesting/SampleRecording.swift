@@ -16,11 +16,13 @@ public struct SampleRecording {
         + #"{"x":0.3,"y":0.1},{"x":0.3,"y":0.3},{"x":0.1,"y":0.3}],"stringValue":"https://example.com/sightline","#
         + #""type":"qr"}]"#
     public static let tracks: [MetadataTrackFormat] = [
-        .detectedFaces, .videoOrientation, .locationISO6709, .detectedMachineReadableCodes,
+        .detectedFacesWithIdentities, .videoOrientation, .locationISO6709, .detectedMachineReadableCodes,
     ]
+    /// Whose face 2 is, from frame 150 on, as a gallery would have named it mid-track.
+    public static let identity = FaceIdentity(name: "Ada Lovelace", distance: 0.375)
 
-    /// Faces on frame `n` (30 fps): none for 0–29, face 1 from 30, face 2 joins at 90 and
-    /// both leave at 200; face 3 (roll, no yaw) from 240 to the end.
+    /// Faces on frame `n` (30 fps): none for 0–29, face 1 from 30, face 2 joins at 90 (named
+    /// `identity` from 150) and both leave at 200; face 3 (roll, no yaw) from 240 to the end.
     public static func faces(onFrame n: Int) -> [FaceObject] {
         func face(_ id: Int, x: Double, roll: Double?, yaw: Double?) -> FaceObject {
             FaceObject(
@@ -30,7 +32,11 @@ public struct SampleRecording {
         }
         var faces: [FaceObject] = []
         if (30..<200).contains(n) { faces.append(face(1, x: 0.05 + Double(n) * 0.001, roll: 0, yaw: 0)) }
-        if (90..<200).contains(n) { faces.append(face(2, x: 0.6, roll: 27, yaw: 315)) }
+        if (90..<200).contains(n) {
+            var named = face(2, x: 0.6, roll: 27, yaw: 315)
+            if n >= 150 { named.identity = identity }
+            faces.append(named)
+        }
         if n >= 240 { faces.append(face(3, x: 0.4 - Double(n - 240) * 0.002, roll: 333, yaw: nil)) }
         return faces
     }

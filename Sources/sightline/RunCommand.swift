@@ -82,6 +82,8 @@ struct RunCommand: AsyncParsableCommand {
     var loop = false
 
     @OptionGroup(title: "Detection") var detection: DetectionOptions
+    @OptionGroup(title: "Identities") var identity: IdentityOptions
+    @OptionGroup var models: FaceModelOptions
 
     @Option(help: "Publish downscaled frames for other services' detectors: gray8 or jpeg.")
     var frames: FrameInfo.Format?
@@ -162,6 +164,8 @@ struct RunCommand: AsyncParsableCommand {
         configuration.sourceOptions = MediaFileSource.Options(realtime: realtime, loop: loop)
         configuration.camera = try cameraOptions()
         try detection.apply(to: &configuration)
+        configuration.models = models.modelFiles
+        try identity.apply(to: &configuration)
         if let frames {
             var output = FramesConfiguration(format: frames)
             (output.maximumWidth, output.maximumHeight) = try parseSize(framesSize, option: "--frames-size")

@@ -9,6 +9,7 @@ struct Sightline: AsyncParsableCommand {
         abstract: "Real-time video analytics: faces from cameras, files and streams, published over ZeroMQ.",
         subcommands: [
             RunCommand.self, EventsCommand.self, RecordCommand.self, ConsoleCommand.self, ExportCommand.self,
+            FacesCommand.self,
             BrokerCommand.self,
             DevicesCommand.self,
             KeysCommand.self,
@@ -16,7 +17,7 @@ struct Sightline: AsyncParsableCommand {
             RecoverCommand.self,
             BenchCommand.self,
             MovieBenchCommand.self, ExportBenchCommand.self, RecordBenchCommand.self, CaptureBenchCommand.self,
-            CodesBenchCommand.self,
+            CodesBenchCommand.self, FacesBenchCommand.self,
             BrokerBenchCommand.self,
         ])
 }

@@ -59,6 +59,7 @@ import Testing
                 let group = groups.last { ($0["t"] as! Double) <= time.seconds + 1e-9 }
                 let drawn = (group?["v"] as? [[String: Any]]) ?? []
                 #expect(drawn.map { $0["id"] as? Int } == written.map(\.faceID), "frame \(frame)")
+                #expect(drawn.map { $0["name"] as? String } == written.map(\.identity?.name), "frame \(frame)")
                 for (object, face) in zip(drawn, written) {
                     let bounds = object["bounds"] as! [Double]
                     let expected = [face.bounds.x, face.bounds.y, face.bounds.width, face.bounds.height]
@@ -90,6 +91,8 @@ import Testing
                 return "\(o["kind"]!) \(o["id"]!) \(frames[0])-\(frames[1])"
             }
             #expect(spans == ["face 1 30-200", "code 1 60-120", "face 2 90-200", "face 3 240-300"])
+            #expect(
+                objects.map { $0["text"] as? String } == [nil, "https://example.com/sightline", "Ada Lovelace", nil])
         }
     }
 

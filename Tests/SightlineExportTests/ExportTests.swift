@@ -49,14 +49,18 @@ import Testing
 
         // The faces of every frame, as the source has them, 3.2 s earlier.
         let movie = try MovieReader(path: output)
-        let faceTrack = try #require(movie.tracks.first { $0.metadataFormat?.keys.count == 5 })
+        let faceTrack = try #require(
+            movie.tracks.first {
+                $0.metadataFormat?.keys.contains { $0.identifier == MetadataIdentifier.detectedFace } == true
+            })
         let groups = try movie.metadataGroups(track: faceTrack.id)
         for frame in frames(range) {
             let time = Double(frame - frames(range).lowerBound) / 30 + 1e-4
             let group = groups.last { $0.time.seconds <= time }
-            let written = group.flatMap { $0.items.first?.detectedFaceBounds } ?? []
+            let written = group.flatMap { $0.items.first?.detectedFaceRecords } ?? []
             let expected = SampleRecording.faces(onFrame: frame)
             #expect(written.map(\.faceID) == expected.map(\.faceID), "frame \(frame)")
+            #expect(written.map(\.identity?.name) == expected.map(\.identity?.name), "frame \(frame)")
             for (face, want) in zip(written, expected) {
                 #expect(abs(face.bounds.x - want.bounds.x) < 1e-6 && abs(face.bounds.y - want.bounds.y) < 1e-6)
             }

@@ -34,6 +34,43 @@ int sl_face_detector_detect(sl_face_detector *detector, const uint8_t *pixels, i
                             double adjust_threshold, sl_face_detection *out, int capacity,
                             char *error, size_t error_capacity);
 
+/// dlib's shape predictor: the 5 landmarks of `shape_predictor_5_face_landmarks.dat`
+/// (two corners of each eye, the base of the nose), or the 68 of the iBUG model.
+typedef struct sl_face_landmarker sl_face_landmarker;
+
+/// Loads a shape predictor model file. NULL with a message in `error` when the file is
+/// missing or not a shape predictor.
+sl_face_landmarker *sl_face_landmarker_create(const char *path, char *error, size_t error_capacity);
+void sl_face_landmarker_destroy(sl_face_landmarker *landmarker);
+
+/// The landmarks of the face in the box (dlib's inclusive rectangle) of an 8-bit
+/// single-channel image read in place, exactly as the Python binding's
+/// `shape_predictor(img, rect)` returns them: whole pixels, interleaved x y in `xy`.
+/// Writes at most `capacity` points and returns how many the model has, or -1.
+/// Not thread-safe: one landmarker per thread.
+int sl_face_landmarker_run(sl_face_landmarker *landmarker, const uint8_t *pixels, int width, int height,
+                           ptrdiff_t bytes_per_row, long left, long top, long right, long bottom, long *xy,
+                           int capacity, char *error, size_t error_capacity);
+
+/// dlib's ResNet face recognition model (`dlib_face_recognition_resnet_model_v1.dat`): a
+/// face becomes 128 numbers; two faces closer than 0.6 (Euclidean) are one person.
+typedef struct sl_face_describer sl_face_describer;
+
+enum { SL_FACE_DESCRIPTOR_LENGTH = 128 };
+
+sl_face_describer *sl_face_describer_create(const char *path, char *error, size_t error_capacity);
+void sl_face_describer_destroy(sl_face_describer *describer);
+
+/// The descriptor of the face whose landmarks (5 or 68 points, interleaved x y) are given,
+/// in a packed 8-bit RGB image, as the Python binding's
+/// `compute_face_descriptor(img, shape, num_jitters, padding=0.25)`: a 150x150 chip aligned
+/// on the landmarks, through the network; with `jitters` > 1 the mean over that many
+/// randomly jittered copies (dlib's `jitter_image`, seeded the same way on every call).
+/// Returns 0, or -1 with a message. Not thread-safe: one describer per thread.
+int sl_face_describer_compute(sl_face_describer *describer, const uint8_t *rgb, int width, int height,
+                              ptrdiff_t bytes_per_row, const long *xy, int point_count, int jitters,
+                              float *descriptor, char *error, size_t error_capacity);
+
 /// The SIMD level this code was compiled for: 2 = AVX2, 1 = AVX, 0 = SSE2 only.
 int sl_dlib_compiled_simd_level(void);
 /// Whether the CPU running this process supports AVX2.

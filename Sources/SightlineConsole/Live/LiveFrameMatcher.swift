@@ -38,10 +38,17 @@ public struct LiveObject: Sendable, Encodable, Equatable {
     public var text: String?
     /// A code's four corners, x y pairs.
     public var corners: [Double]?
+    /// Whose face, when a gallery named it.
+    public var name: String?
 
     init(_ face: FaceObject) {
-        id = face.faceID
-        bounds = face.bounds.components
+        self.init(faceID: face.faceID, bounds: face.bounds, name: face.identity?.name)
+    }
+
+    init(faceID: Int, bounds: NormalizedRect, name: String?) {
+        id = faceID
+        self.bounds = bounds.components
+        self.name = name
     }
 
     init(_ code: MachineReadableCodeObject) { self.init(MachineReadableCodeRecord(code)) }

@@ -48,16 +48,17 @@ sightline.drawObjects = function (svg, width, height, groups) {
       rect.setAttribute("width", w * width);
       rect.setAttribute("height", h * height);
       rect.setAttribute(kind === "face" ? "data-face-id" : "data-code-id", object.id);
+      if (object.name) rect.setAttribute("data-name", object.name);
       rect.setAttribute("data-bounds", object.bounds.join(" "));
       const title = document.createElementNS(SVG, "title");
-      title.textContent = kind === "face" ? `face ${object.id}` : `${object.type || "code"} ${object.text || ""}`;
+      title.textContent = kind === "face" ? `face ${object.id}${object.name ? " " + object.name : ""}` : `${object.type || "code"} ${object.text || ""}`;
       rect.appendChild(title);
       svg.appendChild(rect);
       const label = document.createElementNS(SVG, "text");
       label.setAttribute("class", kind);
       label.setAttribute("x", x * width + 2);
       label.setAttribute("y", Math.max(14, y * height - 4));
-      label.textContent = kind === "face" ? `#${object.id}` : object.text || `code ${object.id}`;
+      label.textContent = kind === "face" ? (object.name ? `${object.name} #${object.id}` : `#${object.id}`) : object.text || `code ${object.id}`;
       svg.appendChild(label);
     }
   }

@@ -40,7 +40,7 @@ struct PlayerMetadata: Encodable, Sendable {
         var id: Int
         var start: Double
         var end: Double
-        /// A code's text.
+        /// A code's text, or the name of a face a gallery named (the last one it had).
         var text: String?
     }
 
@@ -81,9 +81,11 @@ struct PlayerMetadata: Encodable, Sendable {
         for item in group.items {
             switch (item.identifier, item.value) {
             case (MetadataIdentifier.detectedFace, _):
-                let found = item.detectedFaceBounds ?? []
+                let found = item.detectedFaceRecords ?? []
                 faces.append(
-                    Group(t: t, d: d, v: found.map { LiveObject(id: $0.faceID, bounds: $0.bounds.components) }))
+                    Group(
+                        t: t, d: d,
+                        v: found.map { LiveObject(faceID: $0.faceID, bounds: $0.bounds, name: $0.identity?.name) }))
             case (MetadataIdentifier.detectedMachineReadableCodes, .string(let json)):
                 let decoded = (try? JSONDecoder().decode([MachineReadableCodeRecord].self, from: Data(json.utf8))) ?? []
                 codes.append(Group(t: t, d: d, v: decoded.map(LiveObject.init)))
@@ -133,7 +135,7 @@ struct PlayerMetadata: Encodable, Sendable {
             for object in present {
                 open[object.id, default: Appearance(kind: kind, id: object.id, start: group.t, end: groupEnd)].end =
                     groupEnd
-                open[object.id]?.text = object.text
+                if let text = object.text ?? object.name { open[object.id]?.text = text }
             }
         }
         var merged: [Appearance] = []

@@ -32,14 +32,19 @@ public struct FaceDetection: Sendable, Hashable {
 }
 
 extension FaceDetection {
-    /// The face as a metadata object (ID 0 until a tracker gives it one), with the angles
-    /// its sub-detector implies.
-    public func faceObject(imageWidth: Int, imageHeight: Int, time: MediaTime, duration: MediaTime?) -> FaceObject {
+    /// The face as a metadata object (ID 0 until a tracker gives it one). Yaw is the one its
+    /// sub-detector implies; roll is measured on the eye line when `landmarks` are given,
+    /// else implied by the sub-detector too.
+    public func faceObject(
+        imageWidth: Int, imageHeight: Int, time: MediaTime, duration: MediaTime?, landmarks: [PixelPoint]? = nil
+    ) -> FaceObject {
         let sub = FaceSubDetector(rawValue: subDetector)
+        let (w, h) = (Double(imageWidth), Double(imageHeight))
         return FaceObject(
             faceID: 0, bounds: normalizedBounds(imageWidth: imageWidth, imageHeight: imageHeight),
-            rollAngle: sub?.rollAngle, yawAngle: sub?.yawAngle, time: time, duration: duration, score: score,
-            subDetector: subDetector)
+            rollAngle: landmarks.flatMap(FaceLandmarks.rollAngle) ?? sub?.rollAngle, yawAngle: sub?.yawAngle,
+            time: time, duration: duration, score: score, subDetector: subDetector,
+            landmarks: landmarks?.map { NormalizedPoint(x: Double($0.x) / w, y: Double($0.y) / h) })
     }
 }
 
@@ -78,6 +83,8 @@ public final class FaceDetector {
     }
 
     public let configuration: Configuration
+    /// Finds each detected face's landmarks when set (the model is optional).
+    public var landmarker: FaceLandmarker?
     private let handle: OpaquePointer
     private var results = [sl_face_detection](repeating: sl_face_detection(), count: 64)
     /// Where the C API writes an error message; kept so the per-frame path allocates nothing.

@@ -1,0 +1,151 @@
+// dlib's face landmark predictor and face recognition network, behind the C API of
+// CDlib.h. The network is declared exactly as in dlib's dnn_face_recognition_ex.cpp and the
+// Python binding, so `dlib_face_recognition_resnet_model_v1.dat` deserialises into it.
+#include "CDlib.h"
+
+#include <dlib/dnn.h>
+#include <dlib/image_processing.h>
+#include <dlib/image_transforms.h>
+
+#include "ImageViews.h"
+
+#include <exception>
+#include <string>
+#include <vector>
+
+namespace {
+using namespace dlib;
+
+template <template <int, template <typename> class, int, typename> class block, int N,
+          template <typename> class BN, typename SUBNET>
+using residual = add_prev1<block<N, BN, 1, tag1<SUBNET>>>;
+
+template <template <int, template <typename> class, int, typename> class block, int N,
+          template <typename> class BN, typename SUBNET>
+using residual_down = add_prev2<avg_pool<2, 2, 2, 2, skip1<tag2<block<N, BN, 2, tag1<SUBNET>>>>>>;
+
+template <int N, template <typename> class BN, int stride, typename SUBNET>
+using block = BN<con<N, 3, 3, 1, 1, relu<BN<con<N, 3, 3, stride, stride, SUBNET>>>>>;
+
+template <int N, typename SUBNET> using ares = relu<residual<block, N, affine, SUBNET>>;
+template <int N, typename SUBNET> using ares_down = relu<residual_down<block, N, affine, SUBNET>>;
+
+template <typename SUBNET> using alevel0 = ares_down<256, SUBNET>;
+template <typename SUBNET> using alevel1 = ares<256, ares<256, ares_down<256, SUBNET>>>;
+template <typename SUBNET> using alevel2 = ares<128, ares<128, ares_down<128, SUBNET>>>;
+template <typename SUBNET> using alevel3 = ares<64, ares<64, ares<64, ares_down<64, SUBNET>>>>;
+template <typename SUBNET> using alevel4 = ares<32, ares<32, ares<32, SUBNET>>>;
+
+using face_recognition_net = loss_metric<fc_no_bias<
+    128, avg_pool_everything<alevel0<alevel1<alevel2<alevel3<alevel4<
+             max_pool<3, 3, 2, 2, relu<affine<con<32, 7, 7, 2, 2, input_rgb_image_sized<150>>>>>>>>>>>>>;
+
+// Runs `body`, turning any C++ exception into a message and `failure`.
+template <typename Result, typename Body>
+Result guarded(char *error, size_t capacity, Result failure, Body body) {
+    try {
+        return body();
+    } catch (const std::exception &e) {
+        write_error(error, capacity, e.what());
+    } catch (...) {
+        write_error(error, capacity, "unknown C++ exception in dlib");
+    }
+    return failure;
+}
+
+full_object_detection shape_from(const long *xy, int point_count) {
+    std::vector<point> parts;
+    parts.reserve(point_count);
+    for (int i = 0; i < point_count; ++i) parts.emplace_back(xy[2 * i], xy[2 * i + 1]);
+    // The chip is placed from the landmarks alone; the box is not read.
+    return full_object_detection(rectangle(), parts);
+}
+}  // namespace
+
+struct sl_face_landmarker {
+    dlib::shape_predictor predictor;
+};
+
+struct sl_face_describer {
+    face_recognition_net net;
+};
+
+extern "C" sl_face_landmarker *sl_face_landmarker_create(const char *path, char *error, size_t error_capacity) {
+    return guarded<sl_face_landmarker *>(error, error_capacity, nullptr, [&] {
+        auto landmarker = new sl_face_landmarker();
+        try {
+            dlib::deserialize(path) >> landmarker->predictor;
+        } catch (...) {
+            delete landmarker;
+            throw;
+        }
+        return landmarker;
+    });
+}
+
+extern "C" void sl_face_landmarker_destroy(sl_face_landmarker *landmarker) { delete landmarker; }
+
+extern "C" int sl_face_landmarker_run(sl_face_landmarker *landmarker, const uint8_t *pixels, int width,
+                                      int height, ptrdiff_t bytes_per_row, long left, long top, long right,
+                                      long bottom, long *xy, int capacity, char *error, size_t error_capacity) {
+    if (landmarker == nullptr || pixels == nullptr || width <= 0 || height <= 0 || bytes_per_row < width) {
+        write_error(error, error_capacity, "invalid arguments to sl_face_landmarker_run");
+        return -1;
+    }
+    return guarded<int>(error, error_capacity, -1, [&] {
+        const LumaView image{pixels, height, width, static_cast<long>(bytes_per_row)};
+        const auto shape = landmarker->predictor(image, dlib::rectangle(left, top, right, bottom));
+        const int count = static_cast<int>(shape.num_parts());
+        for (int i = 0; i < count && i < capacity; ++i) {
+            xy[2 * i] = shape.part(i).x();
+            xy[2 * i + 1] = shape.part(i).y();
+        }
+        return count;
+    });
+}
+
+extern "C" sl_face_describer *sl_face_describer_create(const char *path, char *error, size_t error_capacity) {
+    return guarded<sl_face_describer *>(error, error_capacity, nullptr, [&] {
+        auto describer = new sl_face_describer();
+        try {
+            dlib::deserialize(path) >> describer->net;
+        } catch (...) {
+            delete describer;
+            throw;
+        }
+        return describer;
+    });
+}
+
+extern "C" void sl_face_describer_destroy(sl_face_describer *describer) { delete describer; }
+
+extern "C" int sl_face_describer_compute(sl_face_describer *describer, const uint8_t *rgb, int width, int height,
+                                         ptrdiff_t bytes_per_row, const long *xy, int point_count, int jitters,
+                                         float *descriptor, char *error, size_t error_capacity) {
+    if (describer == nullptr || rgb == nullptr || width <= 0 || height <= 0 || bytes_per_row < 3L * width ||
+        xy == nullptr || descriptor == nullptr || jitters < 0) {
+        write_error(error, error_capacity, "invalid arguments to sl_face_describer_compute");
+        return -1;
+    }
+    if (point_count != 5 && point_count != 68) {
+        write_error(error, error_capacity, "a face descriptor needs 5 or 68 landmarks");
+        return -1;
+    }
+    return guarded<int>(error, error_capacity, -1, [&] {
+        const RGBView image{rgb, height, width, static_cast<long>(bytes_per_row)};
+        const auto details = dlib::get_face_chip_details(shape_from(xy, point_count), 150, 0.25);
+        dlib::matrix<dlib::rgb_pixel> chip;
+        dlib::extract_image_chip(image, details, chip);
+        dlib::matrix<float, 0, 1> result;
+        if (jitters <= 1) {
+            result = describer->net(chip);
+        } else {
+            dlib::rand random;  // a fresh generator: the same face always gives the same descriptor
+            std::vector<dlib::matrix<dlib::rgb_pixel>> crops;
+            for (int i = 0; i < jitters; ++i) crops.push_back(dlib::jitter_image(chip, random));
+            result = dlib::mean(dlib::mat(describer->net(crops, 16)));
+        }
+        for (long i = 0; i < result.size() && i < SL_FACE_DESCRIPTOR_LENGTH; ++i) descriptor[i] = result(i);
+        return 0;
+    });
+}

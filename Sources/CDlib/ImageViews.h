@@ -1,0 +1,48 @@
+#ifndef SIGHTLINE_CDLIB_IMAGE_VIEWS_H
+#define SIGHTLINE_CDLIB_IMAGE_VIEWS_H
+// Read-only views of caller-owned pixels that satisfy dlib's generic image interface, so
+// a decoded frame is read where it lies, without a copy. Shared by the C++ files here.
+#include <dlib/image_processing/generic_image.h>
+#include <dlib/pixel.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+// Pixels of type `Pixel`, row after row `bytes_per_row` apart, read where they lie.
+template <typename Pixel> struct PixelView {
+    const uint8_t *pixels;
+    long rows;
+    long columns;
+    long bytes_per_row;
+};
+
+// 8-bit single-channel pixels (a luma plane).
+using LumaView = PixelView<unsigned char>;
+// Packed 8-bit RGB, which `dlib::rgb_pixel` matches byte for byte.
+using RGBView = PixelView<dlib::rgb_pixel>;
+
+namespace dlib {
+template <typename Pixel> struct image_traits<PixelView<Pixel>> {
+    typedef Pixel pixel_type;
+};
+}  // namespace dlib
+
+template <typename Pixel> inline long num_rows(const PixelView<Pixel> &image) { return image.rows; }
+template <typename Pixel> inline long num_columns(const PixelView<Pixel> &image) { return image.columns; }
+template <typename Pixel> inline const void *image_data(const PixelView<Pixel> &image) { return image.pixels; }
+template <typename Pixel> inline void *image_data(PixelView<Pixel> &image) {
+    return const_cast<uint8_t *>(image.pixels);
+}
+template <typename Pixel> inline long width_step(const PixelView<Pixel> &image) { return image.bytes_per_row; }
+// Never resized: a view is an input only.
+template <typename Pixel> inline void set_image_size(PixelView<Pixel> &, long, long) {}
+
+// Copies a message into a caller's buffer, always terminated.
+inline void write_error(char *error, size_t capacity, const char *message) {
+    if (error == nullptr || capacity == 0) return;
+    std::strncpy(error, message, capacity - 1);
+    error[capacity - 1] = '\0';
+}
+
+#endif

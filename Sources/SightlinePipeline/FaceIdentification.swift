@@ -1,0 +1,101 @@
+import Logging
+import SightlineCapture
+import SightlineCore
+import SightlineDetection
+
+/// What `run --gallery` and `--publish-descriptors` ask for.
+public struct IdentityConfiguration: Sendable {
+    /// The people faces are matched to; nil: descriptors only (`--publish-descriptors`).
+    public var gallery: FaceGallery?
+    /// Distances below this are a match (dlib's 0.6 by default).
+    public var matchThreshold: Double = 0.6
+    /// A tracked face is described again after this many seconds of media time, so a face
+    /// first seen turned away can still be named, at a bounded cost.
+    public var refreshInterval: Double = 5
+    /// Put the descriptor on the bus (in `faces` messages when computed, and in events).
+    public var publishDescriptors = false
+
+    public init(
+        gallery: FaceGallery?, matchThreshold: Double = 0.6, refreshInterval: Double = 5,
+        publishDescriptors: Bool = false
+    ) {
+        self.gallery = gallery
+        self.matchThreshold = matchThreshold
+        self.refreshInterval = refreshInterval
+        self.publishDescriptors = publishDescriptors
+    }
+
+    public func validated() throws -> IdentityConfiguration {
+        guard matchThreshold.isFinite, (0...2).contains(matchThreshold) else {
+            throw SightlineError.invalidArgument("match threshold must be between 0 and 2, not \(matchThreshold)")
+        }
+        guard refreshInterval.isFinite, refreshInterval > 0 else {
+            throw SightlineError.invalidArgument("identity refresh interval must be positive, not \(refreshInterval)")
+        }
+        return self
+    }
+}
+
+/// Whose faces these are: describes a tracked face with dlib's recognition network when it
+/// enters and again every `refreshInterval` of media time (never on every frame), and
+/// matches the descriptor against the gallery. A face keeps the last name it was matched
+/// to for as long as it is tracked; a later match to another person replaces it.
+final class FaceIdentification: TrackedObjectAnnotator {
+    private let configuration: IdentityConfiguration
+    private let recognizer: FaceRecognizer
+    private let logger: Logger
+    private var tracked: [Int: TrackedFace] = [:]
+
+    private struct TrackedFace {
+        var identity: FaceIdentity?
+        var describedAt: MediaTime
+    }
+
+    init(configuration: IdentityConfiguration, recognizer: FaceRecognizer, logger: Logger) {
+        self.configuration = configuration
+        self.recognizer = recognizer
+        self.logger = logger
+    }
+
+    func annotate(_ faces: inout [FaceObject], in frame: VideoFrame) -> [FaceObject] {
+        var rgb: PixelBuffer?  // converted once per frame, and only when a face is due
+        var changed: [FaceObject] = []
+        for index in faces.indices {
+            let id = faces[index].faceID
+            let previous = tracked[id]
+            if previous.map({ (frame.time - $0.describedAt).seconds >= configuration.refreshInterval }) ?? true,
+                let landmarks = faces[index].landmarks
+            {
+                rgb = rgb ?? frame.pixels.converted(to: .rgb24)
+                guard let rgb else { continue }
+                let points = landmarks.map {
+                    PixelPoint(
+                        x: Int(($0.x * Double(rgb.width)).rounded()), y: Int(($0.y * Double(rgb.height)).rounded()))
+                }
+                do {
+                    let descriptor = try recognizer.descriptor(of: points, in: rgb)
+                    let match = configuration.gallery?.match(descriptor, threshold: configuration.matchThreshold)
+                    let identity = match ?? previous?.identity
+                    tracked[id] = TrackedFace(identity: identity, describedAt: frame.time)
+                    if configuration.publishDescriptors { faces[index].descriptor = descriptor.values }
+                    if let match, match.name != previous?.identity?.name {
+                        faces[index].identity = match
+                        changed.append(faces[index])
+                    }
+                } catch {
+                    // Leave the face unnamed for now; it is tried again at the next refresh.
+                    tracked[id] = TrackedFace(identity: previous?.identity, describedAt: frame.time)
+                    logger.warning("face description failed", metadata: ["id": "\(id)", "error": "\(error)"])
+                }
+            }
+            faces[index].identity = tracked[id]?.identity
+        }
+        return changed
+    }
+
+    func objectsLeft(_ faces: inout [FaceObject]) {
+        for index in faces.indices {
+            faces[index].identity = tracked.removeValue(forKey: faces[index].faceID)?.identity
+        }
+    }
+}
