@@ -4,20 +4,29 @@
 #include <dlib/image_transforms.h>
 
 #include "ImageViews.h"
+#include "ParallelFaceScan.h"
+
+#include <sched.h>
 
 #include <cstring>
 #include <exception>
 #include <vector>
 
 struct sl_face_detector {
+    explicit sl_face_detector(int threads) : scan(threads) {}
     dlib::frontal_face_detector detector = dlib::get_frontal_face_detector();
+    ParallelFaceScan scan;
     dlib::array2d<unsigned char> upsampled;  // reused between frames
     std::vector<dlib::rect_detection> detections;
 };
 
-extern "C" sl_face_detector *sl_face_detector_create(char *error, size_t error_capacity) {
+extern "C" sl_face_detector *sl_face_detector_create(int threads, char *error, size_t error_capacity) {
+    if (threads < 1) {
+        write_error(error, error_capacity, "a face detector needs at least one thread");
+        return nullptr;
+    }
     try {
-        return new sl_face_detector();
+        return new sl_face_detector(threads);
     } catch (const std::exception &e) {
         write_error(error, error_capacity, e.what());
     } catch (...) {
@@ -42,14 +51,14 @@ extern "C" int sl_face_detector_detect(sl_face_detector *detector, const uint8_t
         const LumaView image{pixels, height, width, static_cast<long>(bytes_per_row)};
         detector->detections.clear();
         if (upsample == 0) {
-            detector->detector(image, detector->detections, adjust_threshold);
+            detector->scan.detect(detector->detector, image, adjust_threshold, detector->detections);
         } else {
             // Exactly the Python binding's path: one pyramid_up into a buffer, more in place,
             // detect, then map each box back down.
             dlib::pyramid_down<2> pyramid;
             dlib::pyramid_up(image, detector->upsampled, pyramid);
             for (int level = 1; level < upsample; ++level) dlib::pyramid_up(detector->upsampled);
-            detector->detector(detector->upsampled, detector->detections, adjust_threshold);
+            detector->scan.detect(detector->detector, detector->upsampled, adjust_threshold, detector->detections);
             for (auto &d : detector->detections) d.rect = pyramid.rect_down(d.rect, upsample);
         }
         const int count = static_cast<int>(detector->detections.size());
@@ -78,3 +87,9 @@ extern "C" int sl_dlib_compiled_simd_level(void) {
 }
 
 extern "C" int sl_cpu_supports_avx2(void) { return __builtin_cpu_supports("avx2") ? 1 : 0; }
+
+extern "C" int sl_available_cpus(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}

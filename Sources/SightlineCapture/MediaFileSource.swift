@@ -23,6 +23,9 @@ public final class MediaFileSource: FrameSource {
     }
 
     public let url: String
+    /// A URL FFmpeg reads over the network (rtsp://, http:// …): a live source, paced by its
+    /// sender, not a file read as fast as it can be.
+    public var isNetworkStream: Bool { url.contains("://") && !url.hasPrefix("file:") }
     public let input: InputDescription
     private let options: Options
     private var format: UnsafeMutablePointer<AVFormatContext>?

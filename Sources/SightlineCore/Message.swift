@@ -190,16 +190,24 @@ public struct SourceStatus: Sendable, Codable, Equatable {
     public var counters: PipelineCounters?
     /// What the source detects (`faces`, `barcodes`), on `started` and `running`.
     public var detections: [String]?
+    /// How its detectors take frames, on `started` and `running`.
+    public var analysis: Analysis?
+
+    /// `everyFrame`: the source waits for its detectors, as `AVAssetReader` does (files);
+    /// `dropLate`: a frame that arrives while a detector is busy is dropped, as
+    /// `alwaysDiscardsLateVideoFrames` does (cameras, streams, `--realtime`).
+    public enum Analysis: String, Sendable, Codable { case everyFrame, dropLate }
 
     public init(
         state: State, reason: String? = nil, input: InputDescription? = nil, counters: PipelineCounters? = nil,
-        detections: [String]? = nil
+        detections: [String]? = nil, analysis: Analysis? = nil
     ) {
         self.state = state
         self.reason = reason
         self.input = input
         self.counters = counters
         self.detections = detections
+        self.analysis = analysis
     }
 }
 

@@ -35,8 +35,10 @@ public struct PipelineConfiguration: Sendable {
     public var waitForSubscriber: Duration?
     /// How often a `running` status with counters is published.
     public var statusInterval: Duration = .seconds(5)
-    /// Drop late frames at the detector (the default, like a live camera) or analyse all.
-    public var discardLateFrames = true
+    /// Drop late frames at the detectors, or analyse every frame; nil: by the source, as
+    /// AVFoundation does: a live source (a camera, a network stream, a file paced with
+    /// `realtime`) drops, a file read as fast as it can be waits for its detectors.
+    public var discardLateFrames: Bool?
     /// When to publish video; H.264 sources pass their packets on unless `reencode`.
     public var video = VideoMode.onDemand
     public var encoder = VideoEncoder.Options()
@@ -74,6 +76,8 @@ public final class AnalysisPipeline: Service, Sendable {
     private let framesOutput: FramesPublishing?
     private let logger: Logger
     private let result = Mutex<PipelineCounters?>(nil)
+    /// Whether the detectors drop late frames or see every one, as the status says.
+    public let analysisMode: SourceStatus.Analysis
 
     public init(configuration: PipelineConfiguration, logger: Logger) throws {
         guard SourceID.isValid(configuration.sourceID) else {
@@ -113,6 +117,9 @@ public final class AnalysisPipeline: Service, Sendable {
         // Analysing every frame of a file: the file waits for the detector (bounded memory).
         var outputs: [FrameDataOutput] = []
         let publisher = self.publisher
+        let isLive = file.map { $0.isNetworkStream || configuration.sourceOptions.realtime } ?? true
+        let discardLateFrames = configuration.discardLateFrames ?? isLive
+        analysisMode = discardLateFrames ? .dropLate : .everyFrame
         func analysis<Detector: MetadataObjectDetector>(
             _ detector: Detector, annotator: (any TrackedObjectAnnotator<Detector.Object>)? = nil, output name: String
         ) -> ObjectAnalysis<Detector> {
@@ -121,7 +128,7 @@ public final class AnalysisPipeline: Service, Sendable {
                 logger: logger)
             outputs.append(
                 FrameDataOutput(
-                    name: name, delegate: analysis, alwaysDiscardsLateFrames: configuration.discardLateFrames,
+                    name: name, delegate: analysis, alwaysDiscardsLateFrames: discardLateFrames,
                     maximumFramesInFlight: 4))
             return analysis
         }
@@ -146,7 +153,7 @@ public final class AnalysisPipeline: Service, Sendable {
         video = VideoPublishing(
             publisher: publisher, sourceID: configuration.sourceID, mode: configuration.video,
             encoder: configuration.encoder, frameRate: source.input.frameRate ?? 30,
-            isLive: file == nil || configuration.sourceOptions.realtime, logger: logger)
+            isLive: isLive, logger: logger)
         if configuration.video != .off {
             if let file, file.h264ParameterSets != nil, !configuration.reencode {
                 let (video, width, height) = (video, file.input.width, file.input.height)
@@ -225,10 +232,10 @@ public final class AnalysisPipeline: Service, Sendable {
                 "size": "\(input.width)x\(input.height)",
                 "fps": "\(input.frameRate.map { String(format: "%.2f", $0) } ?? "?")",
                 "publish": "\(publisher.endpoint)",
-                "detect": "\(detections.joined(separator: ","))",
+                "detect": "\(detections.joined(separator: ","))", "analysis": "\(analysisMode.rawValue)",
                 "simd": "\(FaceDetector.instructionSet)",
             ])
-        publishStatus(SourceStatus(state: .started, input: input, detections: detections))
+        publishStatus(SourceStatus(state: .started, input: input, detections: detections, analysis: analysisMode))
         metadataInput?.start()
 
         let completion: Result<CaptureSession.Completion, Error>
@@ -244,7 +251,8 @@ public final class AnalysisPipeline: Service, Sendable {
                                 if Task.isCancelled { break }
                                 publishStatus(
                                     SourceStatus(
-                                        state: .running, input: input, counters: counters, detections: detections))
+                                        state: .running, input: input, counters: counters, detections: detections,
+                                        analysis: analysisMode))
                             }
                             return nil
                         }

@@ -31,15 +31,18 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Upsampling for the detector.")
     var upsample = 0
 
+    @Option(help: "Threads per frame's scan (default: the usable cores).")
+    var detectorThreads = FaceDetector.availableCores
+
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
         var logger = global.makeLogger()
         logger.logLevel = max(logger.logLevel, .warning)  // keep the run's own lines out of the table
         let clips = source.isEmpty ? [SampleMedia.faces640x480.path, SampleMedia.faces1280x720.path] : source
-        let detectorConfiguration = FaceDetector.Configuration(upsample: upsample)
+        let detectorConfiguration = FaceDetector.Configuration(upsample: upsample, threads: detectorThreads)
         Swift.print(
-            "sightline bench: dlib HOG upsample \(upsample), \(FaceDetector.instructionSet), \(ProcessInfo.processInfo.activeProcessorCount) cores"
+            "sightline bench: dlib HOG upsample \(upsample), \(FaceDetector.instructionSet), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(detectorThreads) detector thread(s)"
         )
         for (index, clip) in clips.enumerated() {
             let frames = try decodeFrames(clip, limit: self.frames)

@@ -148,9 +148,9 @@ struct FacesCommand: ParsableCommand {
         func run() throws {
             var stored = try FaceGallery.load(path: gallery.gallery)
             guard stored.remove(name: name) else {
-                throw ValidationError(
-                    "nobody called \(name) in \(gallery.gallery); enrolled: \(stored.people.map(\.name).joined(separator: ", "))"
-                )
+                throw SightlineError.gallery(
+                    path: gallery.gallery,
+                    reason: "nobody called \(name); enrolled: \(stored.people.map(\.name).joined(separator: ", "))")
             }
             try stored.save(path: gallery.gallery)
             print("removed \(name) from \(gallery.gallery)")

@@ -94,8 +94,13 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Published frames per second at most.")
     var framesRate = 5.0
 
-    @Flag(help: "Analyse every frame instead of dropping late ones.")
+    @Flag(
+        help:
+            "Analyse every frame: the source waits for its detectors (the default for a file not paced by --realtime).")
     var everyFrame = false
+
+    @Flag(help: "Drop frames that arrive while a detector is busy (the default for cameras, streams and --realtime).")
+    var dropLate = false
 
     @Option(help: "Wait up to this many seconds for a subscriber before the first message.")
     var waitForSubscriber: Double?
@@ -192,7 +197,10 @@ struct RunCommand: AsyncParsableCommand {
         }
         configuration.waitForSubscriber = waitForSubscriber.map { .milliseconds(Int($0 * 1000)) }
         configuration.statusInterval = .milliseconds(Int(statusInterval * 1000))
-        configuration.discardLateFrames = !everyFrame
+        guard !(everyFrame && dropLate) else {
+            throw ValidationError("--every-frame and --drop-late exclude each other")
+        }
+        configuration.discardLateFrames = everyFrame ? false : dropLate ? true : nil
         configuration.video = video
         configuration.reencode = reencode
         configuration.encoder.preset = preset
@@ -298,6 +306,9 @@ struct DetectionOptions: ParsableArguments {
     @Option(help: "Ignore faces narrower than this many pixels.")
     var minFaceSize = 0
 
+    @Option(help: "Threads each frame's face scan is spread over (1-64; same answers). Default: the usable cores.")
+    var detectorThreads = FaceDetector.availableCores
+
     @Option(help: "Code types to read (qr, ean13, code128 … or all).")
     var codeTypes = "all"
 
@@ -315,7 +326,7 @@ struct DetectionOptions: ParsableArguments {
         guard !detections.isEmpty else { throw ValidationError("--detect needs faces, barcodes or both") }
         configuration.detect = detections
         configuration.detector = FaceDetector.Configuration(
-            upsample: upsample, adjustThreshold: threshold, minimumFaceSize: minFaceSize)
+            upsample: upsample, adjustThreshold: threshold, minimumFaceSize: minFaceSize, threads: detectorThreads)
         configuration.barcodes = BarcodeDetector.Configuration(
             types: try MachineReadableCodeType.list(codeTypes), tryHarder: tryHarder)
     }

@@ -55,6 +55,26 @@ func sampleFrames(_ url: URL = SampleMedia.faces640x480) throws -> [VideoFrame] 
         #expect(compared > 30)
     }
 
+    /// A frame's scan spread over any number of threads gives the one-thread answers
+    /// exactly (boxes, scores, filters, order), at upsample 0 and 1, on both sample sizes.
+    @Test(arguments: [(SampleMedia.faces640x480, 0), (SampleMedia.faces640x480, 1), (SampleMedia.faces1280x720, 0)])
+    func sameAnswersOnAnyNumberOfThreads(clip: URL, upsample: Int) throws {
+        let frames = try sampleFrames(clip)
+        let single = try FaceDetector(configuration: .init(upsample: upsample, adjustThreshold: -0.5, threads: 1))
+        let spread = try [2, 3, 5].map {
+            try FaceDetector(configuration: .init(upsample: upsample, adjustThreshold: -0.5, threads: $0))
+        }
+        var faces = 0
+        for frame in frames.enumerated().filter({ $0.offset % 15 == 0 }).map(\.element) {
+            let expected = try single.detect(in: frame.pixels)
+            faces += expected.count
+            for detector in spread {
+                #expect(try detector.detect(in: frame.pixels) == expected, "\(detector.configuration.threads) threads")
+            }
+        }
+        #expect(faces > 10)
+    }
+
     @Test func ignoresFacesBelowTheMinimumSize() throws {
         let frame = try sampleFrames()[150]
         let all = try FaceDetector().detect(in: frame.pixels)
@@ -66,6 +86,8 @@ func sampleFrames(_ url: URL = SampleMedia.faces640x480) throws -> [VideoFrame] 
     @Test func rejectsBadConfigurationAndInput() throws {
         #expect(throws: SightlineError.self) { try FaceDetector(configuration: .init(upsample: 9)) }
         #expect(throws: SightlineError.self) { try FaceDetector(configuration: .init(adjustThreshold: .nan)) }
+        #expect(throws: SightlineError.self) { try FaceDetector(configuration: .init(threads: 0)) }
+        #expect(throws: SightlineError.self) { try FaceDetector(configuration: .init(threads: 65)) }
         let rgb = PixelBuffer(format: .rgb24, width: 1, height: 1, packedPlanes: [[0, 0, 0]])
         #expect(throws: SightlineError.self) { try FaceDetector().detect(in: rgb) }
     }

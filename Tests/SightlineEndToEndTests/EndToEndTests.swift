@@ -188,6 +188,8 @@ let logger = Logger(label: "test")
         (["run", "--upsample", "9"], "upsample must be 0 to 3"),
         (["run", "--upsample", "many"], "--upsample"),
         (["run", "--threshold", "nan"], "threshold"),
+        (["run", "--detector-threads", "0"], "detector threads must be 1 to 64, not 0"),
+        (["run", "--detector-threads", "65"], "detector threads must be 1 to 64, not 65"),
         (["run", "--source-id", "a/b"], "source ID 'a/b'"),
         (["run", "--status-interval", "0"], "--status-interval"),
         (["events", "--kind", "fish"], "unknown --kind 'fish'"),

@@ -19,8 +19,10 @@ typedef struct sl_face_detection {
 
 typedef struct sl_face_detector sl_face_detector;
 
-/// Creates dlib's built-in frontal face detector (no model file). NULL on failure.
-sl_face_detector *sl_face_detector_create(char *error, size_t error_capacity);
+/// Creates dlib's built-in frontal face detector (no model file), scanning each image on
+/// `threads` threads (the caller's and threads - 1 of its own) with the single-threaded
+/// detector's exact answers. NULL on failure.
+sl_face_detector *sl_face_detector_create(int threads, char *error, size_t error_capacity);
 void sl_face_detector_destroy(sl_face_detector *detector);
 
 /// Runs the detector on an 8-bit single-channel image read in place (no copy), the way
@@ -28,7 +30,7 @@ void sl_face_detector_destroy(sl_face_detector *detector);
 /// upsampled `upsample` times with `pyramid_up`, and boxes are mapped back.
 /// Writes at most `capacity` detections, in dlib's order (descending score), and returns
 /// how many there were in total, or -1 with a message in `error`.
-/// Not thread-safe: use one detector per thread.
+/// Not thread-safe: call from one thread at a time.
 int sl_face_detector_detect(sl_face_detector *detector, const uint8_t *pixels, int width,
                             int height, ptrdiff_t bytes_per_row, int upsample,
                             double adjust_threshold, sl_face_detection *out, int capacity,
@@ -75,6 +77,8 @@ int sl_face_describer_compute(sl_face_describer *describer, const uint8_t *rgb, 
 int sl_dlib_compiled_simd_level(void);
 /// Whether the CPU running this process supports AVX2.
 int sl_cpu_supports_avx2(void);
+/// The CPUs this process may run on (its affinity mask, as `taskset` sets it).
+int sl_available_cpus(void);
 
 #ifdef __cplusplus
 }

@@ -51,7 +51,8 @@ extension FaceDetection {
 /// dlib's HOG frontal face detector, reading the luma plane of a frame in place.
 ///
 /// Not thread-safe: each instance belongs to one thread or serial queue (in the pipeline,
-/// the detect output's queue).
+/// the detect output's queue), which spreads each frame over `configuration.threads`
+/// threads of its own and waits for them.
 public final class FaceDetector {
     public struct Configuration: Sendable, Equatable {
         /// How many times the image is doubled before scanning. dlib's HOG finds faces of
@@ -61,11 +62,18 @@ public final class FaceDetector {
         public var adjustThreshold: Double = 0
         /// Detections narrower than this many pixels of the frame are ignored.
         public var minimumFaceSize: Int = 0
+        /// Threads one frame's scan is spread over (pyramid levels in groups); the answers
+        /// are the same with any number.
+        public var threads: Int = FaceDetector.availableCores
 
-        public init(upsample: Int = 0, adjustThreshold: Double = 0, minimumFaceSize: Int = 0) {
+        public init(
+            upsample: Int = 0, adjustThreshold: Double = 0, minimumFaceSize: Int = 0,
+            threads: Int = FaceDetector.availableCores
+        ) {
             self.upsample = upsample
             self.adjustThreshold = adjustThreshold
             self.minimumFaceSize = minimumFaceSize
+            self.threads = threads
         }
 
         public func validated() throws -> Configuration {
@@ -77,6 +85,9 @@ public final class FaceDetector {
             }
             guard minimumFaceSize >= 0 else {
                 throw SightlineError.invalidArgument("minimum face size must not be negative")
+            }
+            guard (1...64).contains(threads) else {
+                throw SightlineError.invalidArgument("detector threads must be 1 to 64, not \(threads)")
             }
             return self
         }
@@ -94,7 +105,7 @@ public final class FaceDetector {
         self.configuration = try configuration.validated()
         try Self.checkInstructionSet()
         var error = [CChar](repeating: 0, count: 256)
-        guard let handle = sl_face_detector_create(&error, error.count) else {
+        guard let handle = sl_face_detector_create(Int32(self.configuration.threads), &error, error.count) else {
             throw SightlineError.detector(String(nulTerminated: error))
         }
         self.handle = handle
@@ -139,6 +150,9 @@ public final class FaceDetector {
                 : "this CPU has no AVX2: the face detector runs its SSE2 code, about 1.5x slower"
         }
     }
+
+    /// The CPUs this process may use (its affinity mask): the default number of threads.
+    public static var availableCores: Int { Int(sl_available_cpus()) }
 
     public static var instructionSet: InstructionSet {
         InstructionSet(compiledForAVX2: sl_dlib_compiled_simd_level() >= 2, cpuHasAVX2: sl_cpu_supports_avx2() != 0)
