@@ -3,13 +3,13 @@
 #include <dlib/image_processing/frontal_face_detector.h>
 #include <dlib/image_transforms.h>
 
-#include "ImageViews.h"
+#include "ShimSupport.h"
 #include "ParallelFaceScan.h"
 
 #include <sched.h>
 
-#include <cstring>
-#include <exception>
+#include <algorithm>
+#include <thread>
 #include <vector>
 
 struct sl_face_detector {
@@ -25,14 +25,7 @@ extern "C" sl_face_detector *sl_face_detector_create(int threads, char *error, s
         write_error(error, error_capacity, "a face detector needs at least one thread");
         return nullptr;
     }
-    try {
-        return new sl_face_detector(threads);
-    } catch (const std::exception &e) {
-        write_error(error, error_capacity, e.what());
-    } catch (...) {
-        write_error(error, error_capacity, "unknown C++ exception creating the face detector");
-    }
-    return nullptr;
+    return guarded<sl_face_detector *>(error, error_capacity, nullptr, [&] { return new sl_face_detector(threads); });
 }
 
 extern "C" void sl_face_detector_destroy(sl_face_detector *detector) { delete detector; }
@@ -47,9 +40,8 @@ extern "C" int sl_face_detector_detect(sl_face_detector *detector, const uint8_t
         write_error(error, error_capacity, "invalid arguments to sl_face_detector_detect");
         return -1;
     }
-    try {
+    return guarded<int>(error, error_capacity, -1, [&] {
         const LumaView image{pixels, height, width, static_cast<long>(bytes_per_row)};
-        detector->detections.clear();
         if (upsample == 0) {
             detector->scan.detect(detector->detector, image, adjust_threshold, detector->detections);
         } else {
@@ -68,12 +60,7 @@ extern "C" int sl_face_detector_detect(sl_face_detector *detector, const uint8_t
                       d.detection_confidence, static_cast<int>(d.weight_index)};
         }
         return count;
-    } catch (const std::exception &e) {
-        write_error(error, error_capacity, e.what());
-    } catch (...) {
-        write_error(error, error_capacity, "unknown C++ exception in face detection");
-    }
-    return -1;
+    });
 }
 
 extern "C" int sl_dlib_compiled_simd_level(void) {

@@ -7,10 +7,9 @@
 #include <dlib/image_processing.h>
 #include <dlib/image_transforms.h>
 
-#include "ImageViews.h"
+#include "ShimSupport.h"
 
-#include <exception>
-#include <string>
+#include <memory>
 #include <vector>
 
 namespace {
@@ -40,19 +39,6 @@ using face_recognition_net = loss_metric<fc_no_bias<
     128, avg_pool_everything<alevel0<alevel1<alevel2<alevel3<alevel4<
              max_pool<3, 3, 2, 2, relu<affine<con<32, 7, 7, 2, 2, input_rgb_image_sized<150>>>>>>>>>>>>>;
 
-// Runs `body`, turning any C++ exception into a message and `failure`.
-template <typename Result, typename Body>
-Result guarded(char *error, size_t capacity, Result failure, Body body) {
-    try {
-        return body();
-    } catch (const std::exception &e) {
-        write_error(error, capacity, e.what());
-    } catch (...) {
-        write_error(error, capacity, "unknown C++ exception in dlib");
-    }
-    return failure;
-}
-
 full_object_detection shape_from(const long *xy, int point_count) {
     std::vector<point> parts;
     parts.reserve(point_count);
@@ -72,14 +58,9 @@ struct sl_face_describer {
 
 extern "C" sl_face_landmarker *sl_face_landmarker_create(const char *path, char *error, size_t error_capacity) {
     return guarded<sl_face_landmarker *>(error, error_capacity, nullptr, [&] {
-        auto landmarker = new sl_face_landmarker();
-        try {
-            dlib::deserialize(path) >> landmarker->predictor;
-        } catch (...) {
-            delete landmarker;
-            throw;
-        }
-        return landmarker;
+        auto landmarker = std::make_unique<sl_face_landmarker>();
+        dlib::deserialize(path) >> landmarker->predictor;
+        return landmarker.release();
     });
 }
 
@@ -106,14 +87,9 @@ extern "C" int sl_face_landmarker_run(sl_face_landmarker *landmarker, const uint
 
 extern "C" sl_face_describer *sl_face_describer_create(const char *path, char *error, size_t error_capacity) {
     return guarded<sl_face_describer *>(error, error_capacity, nullptr, [&] {
-        auto describer = new sl_face_describer();
-        try {
-            dlib::deserialize(path) >> describer->net;
-        } catch (...) {
-            delete describer;
-            throw;
-        }
-        return describer;
+        auto describer = std::make_unique<sl_face_describer>();
+        dlib::deserialize(path) >> describer->net;
+        return describer.release();
     });
 }
 

@@ -17,7 +17,6 @@
 #include <exception>
 #include <functional>
 #include <mutex>
-#include <numeric>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -107,9 +106,7 @@ class ParallelFaceScan {
 public:
     using Scanner = dlib::scan_fhog_pyramid<dlib::pyramid_down<6>>;
 
-    explicit ParallelFaceScan(int threads) : pool_(threads) {}
-
-    int threads() const { return pool_.size(); }
+    explicit ParallelFaceScan(int threads) : pool_(threads), saliency_(threads) {}
 
     // What `detector(img, dets, adjust_threshold)` returns, in the same order.
     template <typename image_type>
@@ -119,14 +116,19 @@ public:
         const unsigned long levels = level_count(scanner, dlib::get_rect(img));
         build_pyramid(img, levels);
 
+        // Buffers keep their capacity from frame to frame: nothing here allocates once the
+        // first frames have grown them.
         const unsigned long filters = detector.num_detectors();
-        found_.assign(filters, std::vector<Detections>(levels));
+        found_.resize(filters);
+        for (auto &per_level : found_) {
+            per_level.resize(levels);
+            for (auto &level : per_level) level.clear();
+        }
         feats_.set_max_size(levels);
         feats_.set_size(levels);
-        saliency_.resize(pool_.size());
-        const auto groups = level_groups(levels, pool_.size());
+        if (groups_levels_ != levels) deal_levels(levels);
         pool_.run([&](int worker) {
-            for (unsigned long level : groups[worker]) {
+            for (unsigned long level : groups_[worker]) {
                 if (level == 0) {
                     scan_level(detector, img, 0, adjust_threshold, saliency_[worker]);
                 } else {
@@ -138,25 +140,24 @@ public:
         // Merged as object_detector::operator() merges: per filter, its detections over all
         // levels in level order, sorted by score (as detect_from_fhog_pyramid sorts them),
         // then all filters' sorted together and suppressed.
-        std::vector<dlib::rect_detection> accumulated;
-        Detections filter_dets;
+        accumulated_.clear();
         for (unsigned long i = 0; i < filters; ++i) {
-            filter_dets.clear();
-            for (const auto &level : found_[i]) filter_dets.insert(filter_dets.end(), level.begin(), level.end());
-            std::sort(filter_dets.rbegin(), filter_dets.rend(), dlib::impl::compare_pair_rect);
+            filter_dets_.clear();
+            for (const auto &level : found_[i]) filter_dets_.insert(filter_dets_.end(), level.begin(), level.end());
+            std::sort(filter_dets_.rbegin(), filter_dets_.rend(), dlib::impl::compare_pair_rect);
             const double thresh = threshold(detector, i);
-            for (const auto &d : filter_dets) {
+            for (const auto &d : filter_dets_) {
                 dlib::rect_detection temp;
                 temp.detection_confidence = d.first - thresh;
                 temp.weight_index = i;
                 temp.rect = d.second;
-                accumulated.push_back(temp);
+                accumulated_.push_back(temp);
             }
         }
         final_dets.clear();
-        if (filters > 1) std::sort(accumulated.rbegin(), accumulated.rend());
+        if (filters > 1) std::sort(accumulated_.rbegin(), accumulated_.rend());
         const dlib::test_box_overlap overlaps = detector.get_overlap_tester();
-        for (const auto &candidate : accumulated) {
+        for (const auto &candidate : accumulated_) {
             const bool suppressed = std::any_of(final_dets.begin(), final_dets.end(), [&](const auto &kept) {
                 return overlaps(kept.rect, candidate.rect);
             });
@@ -193,18 +194,18 @@ private:
         for (unsigned long level = 2; level < levels; ++level) pyramid(images_[level - 1], images_[level]);
     }
 
-    // Levels dealt to threads largest first, each to the thread with the least area so far.
-    std::vector<std::vector<unsigned long>> level_groups(unsigned long levels, int threads) const {
-        std::vector<std::vector<unsigned long>> groups(threads);
-        std::vector<double> load(threads, 0);
-        for (unsigned long level = 0; level < levels; ++level) {
+    // Levels dealt to threads largest first, each to the thread with the least area so far;
+    // done again only when the number of levels changes (a new frame size).
+    void deal_levels(unsigned long levels) {
+        groups_.assign(pool_.size(), {});
+        std::vector<double> load(pool_.size(), 0);
+        double area = 1;
+        for (unsigned long level = 0; level < levels; ++level, area *= 25.0 / 36.0) {
             const auto lightest = std::min_element(load.begin(), load.end()) - load.begin();
-            groups[lightest].push_back(level);
-            double area = 1;
-            for (unsigned long i = 0; i < level; ++i) area *= 25.0 / 36.0;
+            groups_[lightest].push_back(level);
             load[lightest] += area;
         }
-        return groups;
+        groups_levels_ = levels;
     }
 
     // HOG features of one level, then every filter over them: detect_from_fhog_pyramid's
@@ -242,9 +243,12 @@ private:
     WorkerPool pool_;
     dlib::array<dlib::array2d<unsigned char>> images_;
     dlib::array<dlib::array<dlib::array2d<float>>> feats_;
-    std::vector<dlib::array2d<float>> saliency_;
-    // found_[filter][level]
-    std::vector<std::vector<Detections>> found_;
+    std::vector<dlib::array2d<float>> saliency_;  // one per thread
+    std::vector<std::vector<unsigned long>> groups_;  // the levels each thread scans
+    unsigned long groups_levels_ = 0;
+    std::vector<std::vector<Detections>> found_;  // [filter][level]
+    Detections filter_dets_;
+    std::vector<dlib::rect_detection> accumulated_;
 };
 
 #endif

@@ -41,9 +41,8 @@ public final class Recorder {
     ]
     /// The open file's track index for each identifier.
     private var fileTracks: [String: Int] = [:]
-    /// Whether the face track of new files, and of the open one, has the identity fields:
-    /// only once the source names faces, so that other files keep iOS's exact key table.
-    private var namesFaces = false
+    /// Whether the open file's face track has the identity fields. New files get them once
+    /// the source names faces (`learnNamedFaces`); until then files keep iOS's exact key table.
     private var fileNamesFaces = false
     /// An identifier without a track in the open file: the next key frame starts a new file.
     private var wantsNewFile = false
@@ -232,9 +231,9 @@ public final class Recorder {
 
     /// The source names faces: the face track gets the identity fields from the next file on.
     private func learnNamedFaces() {
-        guard !namesFaces, let index = tracks.firstIndex(where: { $0.identifier == MetadataIdentifier.detectedFace })
+        guard let index = tracks.firstIndex(where: { $0.identifier == MetadataIdentifier.detectedFace }),
+            tracks[index].format != .detectedFacesWithIdentities
         else { return }
-        namesFaces = true
         tracks[index].format = .detectedFacesWithIdentities
         if writer != nil {
             wantsNewFile = true
@@ -358,7 +357,7 @@ public final class Recorder {
             path: path, video: format, metadataTracks: tracks.map(\.format),
             configuration: .init(fragmentInterval: configuration.fragmentInterval))
         fileTracks = Dictionary(uniqueKeysWithValues: tracks.enumerated().map { ($1.identifier, $0) })
-        fileNamesFaces = namesFaces
+        fileNamesFaces = tracks.contains { $0.format == .detectedFacesWithIdentities }
         wantsNewFile = false
         // What holds when the file starts (faces on screen, the position) is in it from its
         // first frame.

@@ -1,13 +1,15 @@
-#ifndef SIGHTLINE_CDLIB_IMAGE_VIEWS_H
-#define SIGHTLINE_CDLIB_IMAGE_VIEWS_H
-// Read-only views of caller-owned pixels that satisfy dlib's generic image interface, so
-// a decoded frame is read where it lies, without a copy. Shared by the C++ files here.
+#ifndef SIGHTLINE_CDLIB_SHIM_SUPPORT_H
+#define SIGHTLINE_CDLIB_SHIM_SUPPORT_H
+// What the C++ files behind CDlib.h share: read-only views of caller-owned pixels that
+// satisfy dlib's generic image interface (a decoded frame is read where it lies, without a
+// copy), and how errors cross the C API (as a message, never as a C++ exception).
 #include <dlib/image_processing/generic_image.h>
 #include <dlib/pixel.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 
 // Pixels of type `Pixel`, row after row `bytes_per_row` apart, read where they lie.
 template <typename Pixel> struct PixelView {
@@ -43,6 +45,18 @@ inline void write_error(char *error, size_t capacity, const char *message) {
     if (error == nullptr || capacity == 0) return;
     std::strncpy(error, message, capacity - 1);
     error[capacity - 1] = '\0';
+}
+
+// Runs `body`, turning any C++ exception into a message in `error` and `failure`.
+template <typename Result, typename Body> Result guarded(char *error, size_t capacity, Result failure, Body body) {
+    try {
+        return body();
+    } catch (const std::exception &e) {
+        write_error(error, capacity, e.what());
+    } catch (...) {
+        write_error(error, capacity, "unknown C++ exception in dlib");
+    }
+    return failure;
 }
 
 #endif
