@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "SightlineRecorder", targets: ["SightlineRecorder"]),
         .library(name: "SightlineConsole", targets: ["SightlineConsole"]),
         .library(name: "SightlineExport", targets: ["SightlineExport"]),
+        .library(name: "SightlineService", targets: ["SightlineService"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -34,6 +35,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.1.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "5.0.0"),
     ],
     targets: [
         // C libraries from Debian, through thin shims.
@@ -94,14 +98,28 @@ let package = Package(
             dependencies: [
                 "SightlineCore", "SightlineCapture", "SightlineDetection", "SightlineBus",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
+        // What runs: sources, recorders and retention as one service group, with Prometheus
+        // metrics and health over HTTP; every command that runs sources builds on it.
+        .target(
+            name: "SightlineService",
+            dependencies: [
+                "SightlineCore", "SightlineBus", "SightlinePipeline", "SightlineRecorder",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .executableTarget(
             name: "sightline",
             dependencies: [
                 "SightlinePipeline", "SightlineSamples", "SightlineMovie", "SightlineCapture", "SightlineRecorder",
-                "SightlineConsole", "SightlineExport",
+                "SightlineConsole", "SightlineExport", "SightlineService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),

@@ -17,20 +17,32 @@ public final class Broker: @unchecked Sendable {
 
     /// Binds both endpoints. With `curve`, both sides are CURVE servers: every source and
     /// every subscriber must present a key on the allow-list, and traffic is encrypted. Beyond
-    /// loopback, binding needs `curve` or `allowRemote`.
-    public init(frontend: Endpoint, backend: Endpoint, allowRemote: Bool = false, curve: CurveServer? = nil) throws {
+    /// loopback, binding needs `curve` or `allowRemote`. `alsoBindBackend`: more endpoints
+    /// for subscribers, such as an inproc one for in-process recorders. `upstream`: another
+    /// broker's frontend the backend also connects to, as a source would (with `upstreamCurve`
+    /// for a CURVE broker), so this broker's sources reach that broker's subscribers.
+    public init(
+        frontend: Endpoint, backend: Endpoint, alsoBindBackend: [Endpoint] = [], upstream: Endpoint? = nil,
+        upstreamCurve: CurveClient? = nil, allowRemote: Bool = false, curve: CurveServer? = nil
+    ) throws {
         for endpoint in [frontend, backend] { try endpoint.checkBindIsSafe(allowRemote: allowRemote, curve: curve) }
         self.frontend = frontend
         self.backend = backend
         frontendSocket = try Socket(type: ZMQ_XSUB)
         backendSocket = try Socket(type: ZMQ_XPUB)
-        for socket in [frontendSocket, backendSocket] {
+        for (socket, endpoint) in [(frontendSocket, frontend), (backendSocket, backend)] {
             socket.setOption(ZMQ_SNDHWM, 10_000)
             socket.setOption(ZMQ_RCVHWM, 10_000)
-            if let curve { socket.makeCurveServer(curve) }
+            // An in-process side (serve's sources) is reachable only from this process.
+            if let curve, endpoint.transport != .inproc { socket.makeCurveServer(curve) }
         }
         try frontendSocket.bind(frontend)
         try backendSocket.bind(backend)
+        for endpoint in alsoBindBackend { try backendSocket.bind(endpoint) }
+        if let upstream {
+            if let upstreamCurve { backendSocket.makeCurveClient(upstreamCurve) }
+            try backendSocket.connect(upstream)
+        }
         controlEndpoint = try Endpoint("inproc://sightline-broker-\(UUID().uuidString)")
         control = try Socket(type: ZMQ_PAIR)
         try control.bind(controlEndpoint)

@@ -12,6 +12,8 @@ public enum MovieError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidInput(String)
     /// The writer already failed or finished; nothing more can be appended.
     case writerClosed(path: String)
+    /// Another writer holds the file's lock: it is being recorded.
+    case inUse(path: String)
 
     public var description: String {
         switch self {
@@ -21,6 +23,7 @@ public enum MovieError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unreadable(let path, let reason): "\(path) is not a readable movie: \(reason)"
         case .invalidInput(let reason): reason
         case .writerClosed(let path): "the writer for \(path) is closed"
+        case .inUse(let path): "\(path) is being recorded by another writer"
         }
     }
 }

@@ -1,26 +1,47 @@
+import Glibc
+
 /// Finalises a recording that was cut off while its fragments were being written (process
-/// killed, power lost): everything up to the last complete fragment is kept.
+/// killed, power lost): everything up to the last complete fragment is kept. A recording
+/// cut off before its first fragment was complete holds no frame that any player could
+/// show, so it is removed rather than "finalised" into a movie that players refuse.
 public enum MovieRecovery {
     public enum Outcome: Sendable, Equatable {
         /// The file already has a complete movie header; nothing was changed.
         case alreadyFinalised
         /// `fragments` complete fragments kept; `discardedBytes` of a partial one removed.
         case recovered(fragments: Int, discardedBytes: UInt64)
+        /// The recording held no complete fragment (no frame): the file was deleted.
+        case removedEmpty(bytes: UInt64)
+        /// A writer holds the file's lock: it is being recorded, and was left alone.
+        case inUse
     }
 
-    /// Recovers `path` in place.
+    /// Recovers `path` in place, or removes it when it holds no frame.
     public static func recover(path: String) throws -> Outcome {
         let file = try MovieFile(path: path, mode: .update)
         defer { file.close() }
+        guard file.tryLock() else { return .inUse }
         let scan = try file.topLevelBoxes()
         let originalSize = try file.size
         let movies = scan.boxes.filter { $0.type == "moov" }
+        if originalSize < 8 || (scan.boxes.isEmpty && (try? file.read(4, at: 4)) == Array("ftyp".utf8)) {
+            // Killed between creating the file and writing its first box: nothing to keep.
+            return try remove(path, bytes: originalSize)
+        }
         guard scan.boxes.first?.type == "ftyp" else {
             throw MovieError.unreadable(path: path, reason: "not a QuickTime or MP4 file")
         }
         guard let initial = movies.first else {
+            // Media without a header is another muxer's file cut short: not ours to delete.
+            if !scan.boxes.contains(where: { $0.type == "mdat" }) { return try remove(path, bytes: originalSize) }
             throw MovieError.unreadable(
                 path: path, reason: "no 'moov' box: the recording died before its header was written")
+        }
+        if scan.incompleteAt == nil, movies.count == 1, scan.boxes.last! == initial,
+            scan.boxes.contains(where: { $0.type == "mdat" && $0.start < initial.start })
+        {
+            // A movie header after the media ends a finalised file: no need to parse it.
+            return .alreadyFinalised
         }
         let headers = scan.boxes.filter { $0.type == "moof" || $0 == initial }.map(\.start)
         let reader = try MovieReader(path: path)
@@ -39,6 +60,7 @@ public enum MovieRecovery {
             fragments += 1
             index += 2
         }
+        guard fragments > 0 else { return try remove(path, bytes: originalSize) }
         try file.truncate(to: end)
         let kept = try MovieReader(path: path)
         guard kept.warnings.isEmpty else {
@@ -53,6 +75,23 @@ public enum MovieRecovery {
         try file.sync()
         try hideFragmentHeaders(in: file, at: headers.filter { $0 < end })
         return .recovered(fragments: fragments, discardedBytes: originalSize - end)
+    }
+
+    /// One line for a person: what recovery did to a file.
+    public static func describe(_ outcome: Outcome) -> String {
+        switch outcome {
+        case .alreadyFinalised: "already finalised"
+        case .recovered(let fragments, let discarded):
+            "recovered \(fragments) fragments, discarded \(discarded) bytes of an incomplete one"
+        case .removedEmpty(let bytes):
+            "removed: cut off before its first fragment was complete (\(bytes) bytes, no frame)"
+        case .inUse: "left alone: another process is recording it"
+        }
+    }
+
+    private static func remove(_ path: String, bytes: UInt64) throws -> Outcome {
+        guard unlink(path) == 0 else { throw MovieError.io(path: path, operation: "removing", code: errno) }
+        return .removedEmpty(bytes: bytes)
     }
 
     /// Turns the fragmented header and each fragment header into `free` boxes of the same

@@ -159,6 +159,7 @@ public final class MovieWriter {
         passthroughStarts = Array(repeating: nil, count: passthroughTracks.count)
         tracks = layouts
         file = try MovieFile(path: path, mode: .create)
+        guard file.tryLock() else { throw MovieError.inUse(path: path) }
         try write(MovieBoxes.fileType(configuration.brand))
         if configuration.fragmentInterval != nil {
             initialMovieOffset = bytesWritten

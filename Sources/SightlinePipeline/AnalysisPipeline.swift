@@ -76,6 +76,7 @@ public final class AnalysisPipeline: Service, Sendable {
     private let framesOutput: FramesPublishing?
     private let logger: Logger
     private let result = Mutex<PipelineCounters?>(nil)
+    private let currentState: StateCell
     /// Whether the detectors drop late frames or see every one, as the status says.
     public let analysisMode: SourceStatus.Analysis
 
@@ -167,12 +168,15 @@ public final class AnalysisPipeline: Service, Sendable {
             }
         }
         let sourceID = configuration.sourceID
+        let currentState = StateCell()
+        self.currentState = currentState
         let session = CaptureSession(source: source, outputs: outputs, logger: logger) { event in
             let status: SourceStatus =
                 switch event {
                 case .interrupted(let reason): SourceStatus(state: .interrupted, reason: reason)
                 case .resumed: SourceStatus(state: .resumed)
                 }
+            currentState.value.withLock { $0 = status }
             publisher.publish(
                 Message(
                     kind: .status, source: sourceID, time: nil, wallTimeNs: WallClock.nowNanoseconds(), status: status))
@@ -208,6 +212,11 @@ public final class AnalysisPipeline: Service, Sendable {
     /// and returns. Any thread.
     public func stop() { session.stop() }
 
+    /// Where the source stands, for health checks: `started` until it runs, `interrupted`
+    /// (with the reason) while a device is gone, `resumed` once back, then `stopped` or
+    /// `failed`. Any thread.
+    public var state: SourceStatus { currentState.value.withLock { $0 } }
+
     /// The final counters, once `run()` has returned.
     public var finalCounters: PipelineCounters? { result.withLock { $0 } }
 
@@ -236,6 +245,7 @@ public final class AnalysisPipeline: Service, Sendable {
                 "simd": "\(FaceDetector.instructionSet)",
             ])
         publishStatus(SourceStatus(state: .started, input: input, detections: detections, analysis: analysisMode))
+        currentState.value.withLock { $0 = SourceStatus(state: .running) }
         metadataInput?.start()
 
         let completion: Result<CaptureSession.Completion, Error>
@@ -282,9 +292,11 @@ public final class AnalysisPipeline: Service, Sendable {
         case .success(let how):
             let reason = how == .endOfSource ? session.endReason ?? "end of source" : "stopped"
             publishStatus(SourceStatus(state: .stopped, reason: reason, counters: final))
+            currentState.value.withLock { $0 = SourceStatus(state: .stopped, reason: reason) }
             logger.info("stopped", metadata: Self.summary(final).merging(["reason": "\(reason)"]) { $1 })
         case .failure(let error):
             publishStatus(SourceStatus(state: .failed, reason: "\(error)", counters: final))
+            currentState.value.withLock { $0 = SourceStatus(state: .failed, reason: "\(error)") }
         }
         await publisher.flush()
         return try completion.map { _ in final }.get()
@@ -347,4 +359,9 @@ public final class AnalysisPipeline: Service, Sendable {
         }
         return metadata
     }
+}
+
+/// The source's state, shared with the capture session's event handler.
+private final class StateCell: Sendable {
+    let value = Mutex(SourceStatus(state: .started))
 }

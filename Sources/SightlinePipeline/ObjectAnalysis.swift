@@ -1,4 +1,5 @@
 import Logging
+import Metrics
 import SightlineBus
 import SightlineCapture
 import SightlineCore
@@ -20,6 +21,10 @@ public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOu
     private let sourceID: String
     private let logger: Logger
     private let timingState = Mutex(TimingCounters())
+    /// swift-metrics (a no-op until a backend is bootstrapped, as `--metrics` does).
+    private let detectionTimer: Metrics.Timer
+    private let objectsPublished: Counter
+    private let failures: Counter
     private var objectsWerePresent = false
     /// Where the last analysed frame ends: the final empty message, after the last
     /// objects, is timed there.
@@ -34,6 +39,10 @@ public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOu
         self.publisher = publisher
         self.sourceID = sourceID
         self.logger = logger
+        let dimensions = [("source", sourceID), ("detector", Object.eventObject)]
+        detectionTimer = Metrics.Timer(label: "sightline_detection_seconds", dimensions: dimensions)
+        objectsPublished = Counter(label: "sightline_objects_published_total", dimensions: dimensions)
+        failures = Counter(label: "sightline_detection_failures_total", dimensions: dimensions)
     }
 
     /// Detection time of every analysed frame. Any thread.
@@ -45,6 +54,7 @@ public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOu
         do {
             detected = try detector.objects(in: frame)
         } catch {
+            failures.increment()
             logger.error("\(Object.eventObject) detection failed; frame skipped", metadata: ["error": "\(error)"])
             return
         }
@@ -59,7 +69,9 @@ public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOu
             let entered = Set(update.entered.map(\.objectID))
             changed.removeAll { entered.contains($0.objectID) }
         }
-        timingState.withLock { $0.record(milliseconds: (ContinuousClock.now - started).milliseconds) }
+        let elapsed = ContinuousClock.now - started
+        timingState.withLock { $0.record(milliseconds: elapsed.milliseconds) }
+        detectionTimer.recordNanoseconds(Int64(elapsed.seconds * 1e9))
         lastFrame = (frame.time + (frame.duration ?? .zero), frame.wallClockNanoseconds)
 
         for object in update.left { publishEvent(.leave, object, wallTimeNs: frame.wallClockNanoseconds) }
@@ -67,6 +79,7 @@ public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOu
         for object in changed { publishEvent(.identified, object, wallTimeNs: frame.wallClockNanoseconds) }
         // A message for every frame with objects, and one empty message when they are gone.
         if !update.objects.isEmpty || objectsWerePresent {
+            objectsPublished.increment(by: update.objects.count)
             publisher.publish(
                 Object.message(
                     update.objects, source: sourceID, time: frame.time, wallTimeNs: frame.wallClockNanoseconds))

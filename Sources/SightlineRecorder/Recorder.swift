@@ -19,7 +19,19 @@ import SightlineMovie
 /// Not thread-safe: one thread feeds it messages, in the order they arrive.
 public final class Recorder {
     public let configuration: RecorderConfiguration
+    /// Applied after each finished file: this source's policy, and any shared overall one.
+    public let retention: RecordingRetention?
     public private(set) var counters = RecorderCounters()
+    /// `counters` with the open file's frames and bytes so far (`counters` takes them in
+    /// when the file is closed): what metrics show while a file is being written.
+    public var liveCounters: RecorderCounters {
+        var live = counters
+        if let writer {
+            live.framesWritten += writer.videoSamplesWritten
+            live.bytesWritten += writer.bytesWritten
+        }
+        return live
+    }
     /// Why recording stopped early (disk nearly full, a write failed), if it did.
     public private(set) var stopReason: String?
     private let logger: Logger
@@ -58,8 +70,17 @@ public final class Recorder {
     }()
     private var fileFrames = 0
 
-    public init(configuration: RecorderConfiguration, logger: Logger) throws {
+    /// `retention`: the rules to apply after each finished file; by default this source's own
+    /// policy from `configuration`. `serve` passes one shared by every source, with the
+    /// overall limits too.
+    public init(configuration: RecorderConfiguration, retention: RecordingRetention? = nil, logger: Logger) throws {
         self.configuration = configuration
+        self.retention =
+            retention
+            ?? (configuration.retention.isEmpty
+                ? nil
+                : RecordingRetention(
+                    rules: [.init(configuration.retention, for: configuration)], logger: logger))
         self.logger = logger
         try Self.prepare(directory: configuration.directory)
         for (identifier, dataType) in configuration.metadataTracks {
@@ -68,28 +89,36 @@ public final class Recorder {
     }
 
     /// Creates the directory if needed and checks that files can be written there.
-    static func prepare(directory: String) throws {
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw SightlineError.invalidArgument("cannot record to \(directory): \(reason(error))")
+    public static func prepare(directory: String) throws {
+        if (try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)) == nil {
+            // Foundation's message hides why; the system call says it.
+            if mkdir(directory, 0o755) != 0, errno != EEXIST {
+                throw SightlineError.invalidArgument(
+                    "cannot record to \(directory): \(String(cString: strerror(errno)))")
+            }
         }
         guard access(directory, W_OK) == 0 else {
             throw SightlineError.invalidArgument("cannot record to \(directory): \(String(cString: strerror(errno)))")
         }
     }
 
-    /// Finalises recordings a crash left in `directory`, keeping every complete fragment.
+    /// Finalises recordings a crash left in `directory`, keeping every complete fragment, and
+    /// removes those cut off before their first fragment (they hold no frame). Files another
+    /// recorder is writing hold its lock and are left alone.
     public static func recoverUnfinished(in directory: String, logger: Logger) {
         let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         for name in files.sorted() where name.hasSuffix(".mov") {
             let path = "\(directory)/\(name)"
-            guard let movie = try? MovieReader(path: path), movie.isFragmented else { continue }
             do {
-                if case .recovered(let fragments, let discarded) = try MovieRecovery.recover(path: path) {
+                let outcome = try MovieRecovery.recover(path: path)
+                switch outcome {
+                case .alreadyFinalised, .inUse: continue
+                case .recovered(let fragments, let discarded):
                     logger.notice(
                         "recovered an unfinished recording",
                         metadata: ["file": "\(path)", "fragments": "\(fragments)", "discardedBytes": "\(discarded)"])
+                case .removedEmpty:
+                    logger.notice("removed \(path): \(MovieRecovery.describe(outcome))")
                 }
             } catch {
                 logger.error("could not recover \(path): \(error)")
@@ -395,6 +424,7 @@ public final class Recorder {
         counters.bytesWritten += writer.bytesWritten
         self.writer = nil
         self.path = nil
+        retention?.enforce()
     }
 
     /// Stops recording for good, keeping what was written.
@@ -436,8 +466,4 @@ public final class Recorder {
         }
         return path
     }
-}
-
-private func reason(_ error: Error) -> String {
-    ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.localizedDescription ?? error.localizedDescription
 }

@@ -13,6 +13,9 @@ public struct RecorderConfiguration: Sendable {
     public var maximumFileSize: UInt64?
     /// Stop recording, keeping what was written, before free space drops below this.
     public var minimumFreeSpace: UInt64 = 512 << 20
+    /// How long and how much this source's recordings are kept; the oldest finished files
+    /// past it are deleted (see `RecordingRetention`).
+    public var retention = RetentionPolicy()
     /// How long video waits for the metadata about it (detection runs behind capture).
     public var metadataDelay = MediaTime(value: 1, timescale: 1)
     /// Client metadata tracks every file has from its start, whether or not their

@@ -2,6 +2,7 @@ import Logging
 import ServiceLifecycle
 import SightlineBus
 import SightlineCore
+import Synchronization
 
 /// A `Recorder` fed by a subscriber, as a swift-service-lifecycle service: `sightline
 /// record`, or the in-process recorder of `sightline run --record`.
@@ -12,18 +13,19 @@ import SightlineCore
 public final class RecorderService: Service, @unchecked Sendable {
     public let recorder: Recorder
     private let subscriber: Subscriber
+    private let published = Mutex(Snapshot(counters: RecorderCounters(), stopReason: nil))
     private let untilSourceStops: Bool
     private let logger: Logger
 
     public init(
         configuration: RecorderConfiguration, endpoints: [Endpoint], curve: CurveClient? = nil, untilSourceStops: Bool,
-        logger: Logger
+        retention: RecordingRetention? = nil, logger: Logger
     ) throws {
         guard SourceID.isValid(configuration.sourceID) else {
             throw SightlineError.invalidArgument(
                 "source ID '\(configuration.sourceID)' must be 1-64 letters, digits, '.', '_' or '-'")
         }
-        recorder = try Recorder(configuration: configuration, logger: logger)
+        recorder = try Recorder(configuration: configuration, retention: retention, logger: logger)
         subscriber = try Subscriber(
             endpoints: endpoints,
             topics: Subscriber.topics(
@@ -32,12 +34,40 @@ public final class RecorderService: Service, @unchecked Sendable {
         self.untilSourceStops = untilSourceStops
         self.logger = logger
         Recorder.recoverUnfinished(in: configuration.directory, logger: logger)
+        recorder.retention?.enforce()
+    }
+
+    /// What the recorder has done, for metrics and health, as of at most a quarter of a
+    /// second ago (the recorder itself belongs to `run()`'s task).
+    public struct Snapshot: Sendable {
+        public var counters: RecorderCounters
+        /// Why recording stopped, if it did.
+        public var stopReason: String?
+    }
+
+    /// Any thread.
+    public var snapshot: Snapshot { published.withLock { $0 } }
+
+    private func publishSnapshot() {
+        let snapshot = Snapshot(counters: recorder.liveCounters, stopReason: recorder.stopReason)
+        published.withLock { $0 = snapshot }
     }
 
     public func run() async throws {
         var idleSince = ContinuousClock.now
         var sourceStopped = false
+        var snapshotAt = ContinuousClock.now
+        var retentionAt = ContinuousClock.now
         while true {
+            if ContinuousClock.now - snapshotAt > .milliseconds(250) {
+                snapshotAt = .now
+                publishSnapshot()
+            }
+            // Files also age while none is closed (a source that stopped).
+            if ContinuousClock.now - retentionAt > .seconds(60) {
+                retentionAt = .now
+                recorder.retention?.enforce()
+            }
             if (untilSourceStops && sourceStopped)
                 || (Task.isShuttingDownGracefully && (sourceStopped || ContinuousClock.now - idleSince > .seconds(2)))
             {
@@ -55,6 +85,7 @@ public final class RecorderService: Service, @unchecked Sendable {
         }
         subscriber.close()
         recorder.finish()
+        publishSnapshot()
         let counters = recorder.counters
         logger.info(
             "recorder stopped",

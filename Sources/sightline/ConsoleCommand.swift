@@ -47,7 +47,7 @@ struct ConsoleCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = global.makeLogger()
         var configuration = ConsoleConfiguration()
-        (configuration.host, configuration.port) = try parseListen(listen)
+        (configuration.host, configuration.port) = try Self.parseListen(listen)
         configuration.endpoints = try connect.map(Endpoint.init)
         configuration.curve = try keys.client()
         configuration.recordingDirectories = recordings
@@ -67,16 +67,12 @@ struct ConsoleCommand: AsyncParsableCommand {
         switch (token, tokenFile) {
         case (nil, nil): return nil
         case (let token?, nil): return token
-        case (nil, let file?):
-            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
-                throw ValidationError("--token-file \(file) cannot be read")
-            }
-            return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        case (nil, let file?): return try readSecret(file, option: "--token-file")
         default: throw ValidationError("give --token or --token-file, not both")
         }
     }
 
-    private func parseListen(_ text: String) throws -> (String, Int) {
+    static func parseListen(_ text: String) throws -> (String, Int) {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
             (0...65535).contains(port), colon != text.startIndex
         else { throw ValidationError("--listen '\(text)' is not HOST:PORT, for example 127.0.0.1:8080") }

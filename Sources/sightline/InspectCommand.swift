@@ -106,8 +106,9 @@ struct RecoverCommand: ParsableCommand {
         discussion: """
             A recording is written in fragments that are synced to disk every few seconds; a
             killed process or a power cut leaves a file that only some players read. This
-            drops the incomplete tail and writes the movie header, in place. Finalised files
-            are left alone.
+            drops the incomplete tail and writes the movie header, in place. A recording cut
+            off before its first fragment was complete holds no frame: it is removed. Finalised
+            files, and files another process is recording, are left alone.
 
             Example:
               sightline recover recordings/*.mov
@@ -120,12 +121,7 @@ struct RecoverCommand: ParsableCommand {
         var failed = 0
         for file in files {
             do {
-                switch try MovieRecovery.recover(path: file) {
-                case .alreadyFinalised: print("\(file): already finalised")
-                case .recovered(let fragments, let discarded):
-                    print(
-                        "\(file): recovered \(fragments) fragments, discarded \(discarded) bytes of an incomplete one")
-                }
+                print("\(file): \(MovieRecovery.describe(try MovieRecovery.recover(path: file)))")
             } catch {
                 FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
                 failed += 1

@@ -5,6 +5,7 @@ import ServiceLifecycle
 import SightlineBus
 import SightlineCore
 import SightlineRecorder
+import SightlineService
 
 /// Recording options shared by `record` and `run --record`.
 struct RecordingOptions: ParsableArguments {
@@ -19,6 +20,12 @@ struct RecordingOptions: ParsableArguments {
 
     @Option(help: "Seconds between fragments synced to disk: at most this much is lost in a crash.")
     var fragment = 2.0
+
+    @Option(help: "Delete this source's finished recordings older than this (90s, 10m, 12h, 7d).")
+    var keep: String?
+
+    @Option(help: "Delete this source's oldest finished recordings while together they take more than this (50G).")
+    var maxTotal: String?
 
     @Option(
         help: """
@@ -36,6 +43,7 @@ struct RecordingOptions: ParsableArguments {
         }
         configuration.maximumFileSize = try maxSize.map { try Self.bytes($0, option: "--max-size") }
         configuration.minimumFreeSpace = try Self.bytes(minFree, option: "--min-free")
+        configuration.retention = try Self.retention(keep: keep, maxTotal: maxTotal)
         configuration.metadataTracks = try metadataTrack.map { text in
             let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2 else { throw ValidationError("--metadata-track '\(text)' is not IDENTIFIER=TYPE") }
@@ -48,11 +56,18 @@ struct RecordingOptions: ParsableArguments {
         return configuration
     }
 
+    /// `--keep` and `--max-total`, as the config file's `keep` and `max-total` also give them.
+    static func retention(keep: String?, maxTotal: String?) throws -> RetentionPolicy {
+        RetentionPolicy(
+            keep: try keep.map { .milliseconds(Int64(try seconds($0, option: "--keep") * 1000)) },
+            maximumTotal: try maxTotal.map { try bytes($0, option: "--max-total") })
+    }
+
     static func seconds(_ text: String, option: String) throws -> Double {
-        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600]
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
         let unit = text.last.flatMap { units[$0] }
         guard let value = Double(unit == nil ? text : String(text.dropLast())), value > 0 else {
-            throw ValidationError("\(option) '\(text)' is not a duration such as 90s, 10m or 1h")
+            throw ValidationError("\(option) '\(text)' is not a duration such as 90s, 10m, 1h or 7d")
         }
         return value * (unit ?? 1)
     }
@@ -96,15 +111,21 @@ struct RecordCommand: AsyncParsableCommand {
 
     @OptionGroup var recording: RecordingOptions
     @OptionGroup var keys: ClientKeyOptions
+    @OptionGroup var metrics: MetricsOptions
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
         let logger = global.makeLogger()
-        let service = try RecorderService(
-            configuration: try recording.configuration(sourceID: sourceID, directory: out),
-            endpoints: try connect.map(Endpoint.init), curve: try keys.client(), untilSourceStops: untilStopped,
-            logger: logger)
-        try await runServices([service], logger: logger)
-        for file in service.recorder.counters.files { print(file) }
+        var configuration = ServicesConfiguration()
+        configuration.sources = [
+            .init(
+                id: sourceID, pipeline: nil, recording: try recording.configuration(sourceID: sourceID, directory: out))
+        ]
+        configuration.bus = .remote(try connect.map(Endpoint.init), curve: try keys.client())
+        configuration.recordUntilSourceStops = untilStopped
+        configuration.metrics = try metrics.endpoint(insecure: false)
+        let services = try SightlineServices(configuration: configuration, logger: logger)
+        try await services.run()
+        for file in services.recorders[0].recorder.counters.files { print(file) }
     }
 }

@@ -3,12 +3,10 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import SightlineBus
-import SightlineCapture
 import SightlineCore
 import SightlineDetection
 import SightlinePipeline
-import SightlineRecorder
-import SightlineSamples
+import SightlineService
 
 struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -19,31 +17,13 @@ struct RunCommand: AsyncParsableCommand {
               sightline run --realtime --print
               sightline run --source rtsp://camera.local/stream --source-id door
               sightline run --source clip.mp4 --publish ipc:///tmp/sightline.sock
-              sightline run --realtime --record recordings/
+              sightline run --realtime --record recordings/ --keep 7d --max-total 50G
               sightline run --source shelf.mp4 --detect faces,barcodes --code-types qr,ean13
               sightline run --source /dev/video0 --size 1280x720 --fps 30 --pixel-format mjpeg
+              sightline run --source /dev/video0 --metrics 127.0.0.1:9560
             """)
 
-    @Option(
-        help:
-            "A camera (/dev/video0), a media file, or a URL FFmpeg opens (rtsp://, http://). Default: the bundled sample."
-    )
-    var source: String?
-
-    @Option(help: "Camera frame size, WIDTHxHEIGHT (V4L2 devices). Default: the closest to 640x480.")
-    var size: String?
-
-    @Option(help: "Camera frame rate (V4L2 devices). Default: the closest to 30.")
-    var fps: Double?
-
-    @Option(help: "Camera pixel format: yuyv, nv12, yu12, grey, mjpeg … (V4L2 devices).")
-    var pixelFormat: String?
-
-    @Option(help: "Seconds a camera may stay unplugged or failed before the run stops.")
-    var reconnectTimeout = 30.0
-
-    @Option(help: "Names this source in topics and messages.")
-    var sourceID = "cam1"
+    @OptionGroup var source: SourceOptions
 
     @Option(help: "Where to publish (tcp://HOST:PORT, ipc://PATH). Loopback unless --insecure.")
     var publish = Endpoint.defaultPublish.string
@@ -53,17 +33,7 @@ struct RunCommand: AsyncParsableCommand {
     )
     var publishTo: String?
 
-    @Option(
-        help: """
-            Take timed metadata (GPS, sensors, other detectors) from other services: bind this endpoint, \
-            to which they connect and publish metadata/<source-id>/ groups.
-            """)
-    var metadataIn: String?
-
-    @Option(help: "Metadata groups per second taken in from all clients together; more are dropped as a flood.")
-    var metadataRate = 200
-
-    @Flag(help: "Allow binding a network address without authentication.")
+    @Flag(help: "Allow binding a network address (bus, metrics) without authentication.")
     var insecure = false
 
     @Option(help: "The publisher's CURVE key pair (.key): subscribers must present an allowed key.")
@@ -75,88 +45,16 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "With --publish-to: the CURVE broker's public key (.pub); --curve-key is then this source's key.")
     var serverKey: String?
 
-    @Flag(help: "Pace a file to its timestamps, like a live camera.")
-    var realtime = false
-
-    @Flag(help: "Start the file again at its end.")
-    var loop = false
-
-    @OptionGroup(title: "Detection") var detection: DetectionOptions
-    @OptionGroup(title: "Identities") var identity: IdentityOptions
-    @OptionGroup var models: FaceModelOptions
-
-    @Option(help: "Publish downscaled frames for other services' detectors: gray8 or jpeg.")
-    var frames: FrameInfo.Format?
-
-    @Option(help: "Largest size of published frames, WIDTHxHEIGHT (shape kept).")
-    var framesSize = "320x240"
-
-    @Option(help: "Published frames per second at most.")
-    var framesRate = 5.0
-
-    @Flag(
-        help:
-            "Analyse every frame: the source waits for its detectors (the default for a file not paced by --realtime).")
-    var everyFrame = false
-
-    @Flag(help: "Drop frames that arrive while a detector is busy (the default for cameras, streams and --realtime).")
-    var dropLate = false
-
     @Option(help: "Wait up to this many seconds for a subscriber before the first message.")
     var waitForSubscriber: Double?
-
-    @Option(help: "Seconds between status messages with counters.")
-    var statusInterval = 5.0
 
     @Flag(help: "Also print every published message as a JSON line on stdout.")
     var print = false
 
-    @Option(help: "Record the video and the faces into .mov files in this directory.")
-    var record: String?
-
-    @Option(help: "When to publish video: on-demand (while subscribed), always, off.")
-    var video = VideoMode.onDemand
-
-    @Flag(help: "Encode video even when the source is already H.264.")
-    var reencode = false
-
-    @Option(help: "x264 preset for encoding (ultrafast … veryslow).")
-    var preset = "superfast"
-
-    @Option(help: "x264 constant quality, 0-51 (lower is better).")
-    var crf = 23
-
-    @Option(help: "Target bit rate in bits/s instead of constant quality.")
-    var bitrate: Int?
-
-    @Option(help: "Frames between key frames (default: two seconds).")
-    var gop: Int?
-
-    @OptionGroup var recording: RecordingOptions
-
+    @OptionGroup var metrics: MetricsOptions
     @OptionGroup var global: GlobalOptions
 
-    private func cameraOptions() throws -> V4L2Source.Options {
-        var options = V4L2Source.Options()
-        if let size { (options.width, options.height) = try parseSize(size, option: "--size") }
-        if let fps {
-            guard fps > 0 else { throw ValidationError("--fps must be positive") }
-            options.frameRate = fps
-        }
-        if let pixelFormat {
-            guard let format = V4L2PixelFormat(name: pixelFormat) else {
-                throw ValidationError(
-                    "--pixel-format '\(pixelFormat)' is not a pixel format such as yuyv, nv12 or mjpeg")
-            }
-            options.pixelFormat = format
-        }
-        guard reconnectTimeout >= 0 else { throw ValidationError("--reconnect-timeout must not be negative") }
-        options.reconnectTimeout = .milliseconds(Int(reconnectTimeout * 1000))
-        return options
-    }
-
     func validate() throws {
-        guard statusInterval > 0 else { throw ValidationError("--status-interval must be positive") }
         if let wait = waitForSubscriber, wait < 0 {
             throw ValidationError("--wait-for-subscriber must not be negative")
         }
@@ -164,82 +62,41 @@ struct RunCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = global.makeLogger()
-        var configuration = PipelineConfiguration(source: source ?? SampleMedia.faces640x480.path)
-        configuration.sourceID = sourceID
-        configuration.sourceOptions = MediaFileSource.Options(realtime: realtime, loop: loop)
-        configuration.camera = try cameraOptions()
-        try detection.apply(to: &configuration)
-        configuration.models = models.modelFiles
-        try identity.apply(to: &configuration)
-        if let frames {
-            var output = FramesConfiguration(format: frames)
-            (output.maximumWidth, output.maximumHeight) = try parseSize(framesSize, option: "--frames-size")
-            guard framesRate > 0 else { throw ValidationError("--frames-rate must be positive") }
-            output.rate = framesRate
-            configuration.frames = output
-        }
-        configuration.publish = try Endpoint(publishTo ?? publish)
-        configuration.connectToBroker = publishTo != nil
-        configuration.allowRemote = insecure
-        configuration.metadataIn = try metadataIn.map { try Endpoint($0) }
-        guard metadataRate > 0 else { throw ValidationError("--metadata-rate must be positive") }
-        configuration.metadataInRate = metadataRate
+        var source = try self.source.configuration()
+        var pipeline = source.pipeline!
+        pipeline.publish = try Endpoint(publishTo ?? publish)
+        pipeline.connectToBroker = publishTo != nil
+        pipeline.allowRemote = insecure
         switch (curveKey, allow, serverKey) {
         case (nil, nil, nil): break
         case (let key?, let allowed?, nil) where publishTo == nil:
-            configuration.curve = try CurveServer(keyFile: key, allow: allowed)
+            pipeline.curve = try CurveServer(keyFile: key, allow: allowed)
         case (let key?, nil, let server?) where publishTo != nil:
-            configuration.brokerCurve = try CurveClient(keyFile: key, serverKeyFile: server)
+            pipeline.brokerCurve = try CurveClient(keyFile: key, serverKeyFile: server)
         default:
             throw ValidationError(
                 "keys: --curve-key with --allow to bind --publish, or --curve-key with --server-key to --publish-to a broker"
             )
         }
-        configuration.waitForSubscriber = waitForSubscriber.map { .milliseconds(Int($0 * 1000)) }
-        configuration.statusInterval = .milliseconds(Int(statusInterval * 1000))
-        guard !(everyFrame && dropLate) else {
-            throw ValidationError("--every-frame and --drop-late exclude each other")
-        }
-        configuration.discardLateFrames = everyFrame ? false : dropLate ? true : nil
-        configuration.video = video
-        configuration.reencode = reencode
-        configuration.encoder.preset = preset
-        configuration.encoder.crf = crf
-        configuration.encoder.bitrate = bitrate
-        configuration.encoder.keyFrameInterval = gop
-        // In-process subscribers (the printer, the recorder) listen on an endpoint only this
-        // process can reach, which needs no keys even when the network endpoint does.
-        let localEndpoint = try Endpoint("inproc://sightline-run-\(sourceID)")
-        configuration.alsoPublish = [localEndpoint]
-
-        let pipeline = try AnalysisPipeline(configuration: configuration, logger: logger)
-        // A service group shuts its services down last to first: the pipeline comes last, so
-        // it stops first and the printer and recorder still see its final status. Neither
-        // ends on its own (a service that returns while the group waits for another is an
-        // error): each finishes when the group asks, once the final status is in.
-        var services: [any Service] = []
-        var recorder: RecorderService?
-        if let record {
-            recorder = try RecorderService(
-                configuration: try recording.configuration(sourceID: sourceID, directory: record),
-                endpoints: [localEndpoint], untilSourceStops: false, logger: logger)
-            services.append(recorder!)
-            _ = await pipeline.publisher.waitForSubscriber(timeout: .seconds(2))
-        }
-        if print {
-            services.append(try EventPrinter(endpoint: localEndpoint, sourceID: sourceID))
-            _ = await pipeline.publisher.waitForSubscriber(timeout: .seconds(2))
-        }
-        services.append(pipeline)
+        pipeline.waitForSubscriber = waitForSubscriber.map { .milliseconds(Int($0 * 1000)) }
+        source.pipeline = pipeline
+        var configuration = ServicesConfiguration()
+        configuration.sources = [source]
+        configuration.metrics = try metrics.endpoint(insecure: insecure)
+        let services = try SightlineServices(configuration: configuration, logger: logger)
+        let runner = services.runners[0]
+        // In-process subscribers (the printer, the recorder) listen on an inproc endpoint
+        // only this process can reach, which needs no keys even when the network one does.
+        let printer =
+            try print
+            ? [EventPrinter(endpoint: runner.pipeline!.configuration.alsoPublish[0], sourceID: source.id)] : []
         var failure: (any Error)?
-        do { try await runServices(services, logger: logger) } catch { failure = error }
-        // The final status must reach remote subscribers before the process exits.
-        await pipeline.publisher.close()
+        do { try await services.run(extra: printer) } catch { failure = error }
         Bus.finish()
         if let failure { throw failure }
-        for file in recorder?.recorder.counters.files ?? [] { logger.notice("recording: \(file)") }
-        if let counters = pipeline.finalCounters, counters.framesIn == 0 {
-            throw SightlineError.sourceFailed(source: configuration.source, reason: "no frame could be decoded")
+        for file in services.recorders.first?.recorder.counters.files ?? [] { logger.notice("recording: \(file)") }
+        if let counters = runner.pipeline?.finalCounters, counters.framesIn == 0 {
+            throw SightlineError.sourceFailed(source: pipeline.source, reason: "no frame could be decoded")
         }
     }
 }

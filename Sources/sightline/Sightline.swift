@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import ServiceLifecycle
+import SightlineService
 
 @main
 struct Sightline: AsyncParsableCommand {
@@ -8,7 +9,8 @@ struct Sightline: AsyncParsableCommand {
         commandName: "sightline",
         abstract: "Real-time video analytics: faces from cameras, files and streams, published over ZeroMQ.",
         subcommands: [
-            RunCommand.self, EventsCommand.self, RecordCommand.self, ConsoleCommand.self, ExportCommand.self,
+            RunCommand.self, ServeCommand.self, EventsCommand.self, RecordCommand.self, ConsoleCommand.self,
+            ExportCommand.self,
             FacesCommand.self,
             BrokerCommand.self,
             DevicesCommand.self,
@@ -40,6 +42,34 @@ struct GlobalOptions: ParsableArguments {
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// Where to serve Prometheus metrics and health: `run`, `record` (and `serve`'s `metrics:`).
+struct MetricsOptions: ParsableArguments {
+    @Option(
+        help: "Serve Prometheus /metrics and /health at HOST:PORT (127.0.0.1:9560). Beyond loopback it needs a token.")
+    var metrics: String?
+
+    @Option(help: "With --metrics: scrapes of /metrics must send this file's token (Authorization: Bearer).")
+    var metricsTokenFile: String?
+
+    func endpoint(insecure: Bool) throws -> OperationsEndpoint? {
+        guard let metrics else {
+            if metricsTokenFile != nil { throw ValidationError("--metrics-token-file goes with --metrics") }
+            return nil
+        }
+        return try OperationsEndpoint(
+            listen: metrics, token: try metricsTokenFile.map { try readSecret($0, option: "--metrics-token-file") },
+            allowRemote: insecure)
+    }
+}
+
+/// A token kept in a file (out of the process list), without its surrounding white space.
+func readSecret(_ path: String, option: String) throws -> String {
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+        throw ValidationError("\(option) \(path) cannot be read")
+    }
+    return text.trimmingCharacters(in: .whitespacesAndNewlines)
+}
 
 /// Runs `services` until one finishes or SIGINT/SIGTERM arrives, then shuts them all down
 /// gracefully, last to first.

@@ -43,11 +43,13 @@ import Testing
         var checkedWithTools = 0
         for offset in offsets.sorted() where offset <= UInt64(unfinished.count) {
             try Data(unfinished.prefix(Int(offset))).write(to: URL(fileURLWithPath: path))
-            if offset < headerEnd {
-                #expect(throws: MovieError.self) { try MovieRecovery.recover(path: path) }
+            let complete = boxes.filter { $0.type == "mdat" && $0.start + $0.size <= offset }
+            if complete.isEmpty {
+                // Cut before its first fragment was whole: no frame to keep, so no file.
+                #expect(try MovieRecovery.recover(path: path) == .removedEmpty(bytes: offset), "cut at \(offset)")
+                #expect(!FileManager.default.fileExists(atPath: path), "cut at \(offset)")
                 continue
             }
-            let complete = boxes.filter { $0.type == "mdat" && $0.start + $0.size <= offset }
             let outcome = try MovieRecovery.recover(path: path)
             let lastEnd = complete.last.map { $0.start + $0.size } ?? headerEnd
             #expect(
@@ -68,6 +70,21 @@ import Testing
             }
             #expect(try MovieRecovery.recover(path: path) == .alreadyFinalised)
         }
+    }
+
+    /// A writer's file is locked: recovery leaves a recording in progress alone, even from
+    /// the same process.
+    @Test func aRecordingBeingWrittenIsLeftAlone() throws {
+        let path = directory.file("in-progress.mov")
+        var writer: MovieWriter? = try MovieWriter(
+            path: path, video: recording.format, metadataTracks: [],
+            configuration: .init(fragmentInterval: MediaTime(value: 1, timescale: 1)))
+        let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as! UInt64
+        #expect(try MovieRecovery.recover(path: path) == .inUse)
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.size] as! UInt64 == size)
+        _ = writer
+        writer = nil  // as a killed process: the lock goes with the descriptor
+        #expect(try MovieRecovery.recover(path: path) == .removedEmpty(bytes: size))
     }
 
     private func expectedVideoSamples(before end: UInt64) -> Int {

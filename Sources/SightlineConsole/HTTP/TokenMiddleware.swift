@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import SightlineCore
 
 /// With `--token`, every request but `/health`, the login form and its static files needs
 /// the token: as
@@ -33,16 +34,6 @@ struct TokenMiddleware<Context: RequestContext>: RouterMiddleware {
             return true
         }
         return request.cookies[cookieName].map { constantTimeEqual($0.value, token) } ?? false
-    }
-
-    /// Compares without stopping at the first difference, so timing tells nothing.
-    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let (x, y) = (Array(a.utf8), Array(b.utf8))
-        var difference = UInt8(x.count == y.count ? 0 : 1)
-        for index in 0..<max(x.count, y.count) {
-            difference |= (index < x.count ? x[index] : 0) ^ (index < y.count ? y[index] : 0)
-        }
-        return difference == 0
     }
 
     /// `GET /login` is the form; `POST /login` checks the token and sets the cookie.

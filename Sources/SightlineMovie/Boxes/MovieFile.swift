@@ -76,6 +76,11 @@ final class MovieFile {
         return bytes
     }
 
+    /// Takes the file's advisory lock, without waiting: false when another open of the file
+    /// holds it. A writer holds it while it records, so recovery and retention, in this
+    /// process or another, leave that file alone; the kernel drops it when the holder dies.
+    func tryLock() -> Bool { flock(fd, LOCK_EX | LOCK_NB) == 0 }
+
     func sync() throws {
         guard fsync(fd) == 0 else { throw MovieError.io(path: path, operation: "syncing", code: errno) }
     }

@@ -1,0 +1,175 @@
+import Foundation
+import Logging
+import SightlineCore
+import SightlineMovie
+import Synchronization
+
+/// How much recording to keep: by age, by total size, or both. Past either, the oldest
+/// finished recordings go first.
+public struct RetentionPolicy: Sendable, Equatable {
+    /// Delete recordings whose last write is older than this.
+    public var keep: Duration?
+    /// Delete the oldest recordings while all of them together (the ones being written
+    /// included) take more bytes than this.
+    public var maximumTotal: UInt64?
+
+    public init(keep: Duration? = nil, maximumTotal: UInt64? = nil) {
+        self.keep = keep
+        self.maximumTotal = maximumTotal
+    }
+
+    public var isEmpty: Bool { keep == nil && maximumTotal == nil }
+}
+
+/// Deletes the oldest recordings once a retention policy is passed, so a recorder that runs
+/// for months keeps recording instead of stopping at a full disk (`minimumFreeSpace` stays
+/// the last guard).
+///
+/// Only files named as recorders name them (`<source>-<UTC start>.mov`) are candidates, and
+/// only once finished: a file a writer still holds (its lock) or that a crash left
+/// unfinished and recovery has not yet finalised is never deleted. Each deletion is one log
+/// line and counted by source. Thread-safe: every recorder of a process may share one.
+public final class RecordingRetention: Sendable {
+    /// One policy over a set of directories: one source's recordings, or all sources'.
+    public struct Rule: Sendable {
+        public var policy: RetentionPolicy
+        public var directories: [String]
+        /// nil: every source's recordings in these directories (an overall limit).
+        public var sourceID: String?
+
+        public init(policy: RetentionPolicy, directories: [String], sourceID: String?) {
+            self.policy = policy
+            self.directories = directories
+            self.sourceID = sourceID
+        }
+
+        /// One recorder's own policy, over its own files.
+        public init(_ policy: RetentionPolicy, for recorder: RecorderConfiguration) {
+            self.init(policy: policy, directories: [recorder.directory], sourceID: recorder.sourceID)
+        }
+    }
+
+    public let rules: [Rule]
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    private struct State {
+        var deleted: [String: Int] = [:]
+        /// Files found finalised, by path, with the size and time they had then: checked
+        /// once, not on every pass.
+        var finalised: [String: FileStamp] = [:]
+    }
+
+    private struct FileStamp: Equatable {
+        var size: UInt64
+        var modified: Date
+    }
+
+    private struct Recording {
+        var path: String
+        var sourceID: String
+        var stamp: FileStamp
+    }
+
+    public init(rules: [Rule], logger: Logger) {
+        self.rules = rules.filter { !$0.policy.isEmpty }
+        self.logger = logger
+    }
+
+    /// Recordings deleted so far, by source.
+    public var deleted: [String: Int] { state.withLock { $0.deleted } }
+
+    /// Applies every rule now; returns the files deleted.
+    @discardableResult
+    public func enforce(now: Date = Date()) -> [String] {
+        state.withLock { state in rules.flatMap { enforce($0, now: now, state: &state) } }
+    }
+
+    private func enforce(_ rule: Rule, now: Date, state: inout State) -> [String] {
+        var recordings = rule.directories.flatMap { Self.recordings(in: $0, sourceID: rule.sourceID) }
+        recordings.sort { $0.stamp.modified < $1.stamp.modified }
+        var total = recordings.reduce(0) { $0 + $1.stamp.size }
+        var removed: [String] = []
+        for recording in recordings {
+            let expired = rule.policy.keep.map { now.timeIntervalSince(recording.stamp.modified) > $0.seconds } ?? false
+            let overTotal = rule.policy.maximumTotal.map { total > $0 } ?? false
+            guard expired || overTotal else { continue }
+            guard isFinalised(recording, state: &state) else { continue }
+            guard unlink(recording.path) == 0 else {
+                logger.error("retention: cannot delete \(recording.path): \(String(cString: strerror(errno)))")
+                continue
+            }
+            total -= recording.stamp.size
+            state.finalised[recording.path] = nil
+            state.deleted[recording.sourceID, default: 0] += 1
+            removed.append(recording.path)
+            logger.notice(
+                "retention: deleted \(recording.path)",
+                metadata: [
+                    "source": "\(recording.sourceID)", "bytes": "\(recording.stamp.size)",
+                    "reason":
+                        "\(expired ? "older than \(rule.policy.keep!)" : "over \(rule.policy.maximumTotal!) bytes")",
+                ])
+        }
+        return removed
+    }
+
+    /// Finalised and not being written: recovery says so without changing it (or finalises
+    /// a crash's leftover, which start-up recovery would have done anyway).
+    private func isFinalised(_ recording: Recording, state: inout State) -> Bool {
+        if state.finalised[recording.path] == recording.stamp { return true }
+        switch try? MovieRecovery.recover(path: recording.path) {
+        case .alreadyFinalised, .recovered:
+            guard let stamp = Self.stamp(recording.path) else { return false }
+            state.finalised[recording.path] = stamp
+            return true
+        case .removedEmpty(let bytes):
+            logger.notice("retention: removed \(recording.path), which held no frame (\(bytes) bytes)")
+            return false
+        case .inUse, nil:
+            return false
+        }
+    }
+
+    private static func recordings(in directory: String, sourceID: String?) -> [Recording] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.compactMap { name in
+            guard let source = RecordingName.sourceID(of: name), sourceID == nil || source == sourceID,
+                let stamp = stamp("\(directory)/\(name)")
+            else { return nil }
+            return Recording(path: "\(directory)/\(name)", sourceID: source, stamp: stamp)
+        }
+    }
+
+    private static func stamp(_ path: String) -> FileStamp? {
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        let modified = Date(
+            timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
+        return FileStamp(size: UInt64(info.st_size), modified: modified)
+    }
+}
+
+/// How a recorder names its files: `<source>-<yyyyMMdd'T'HHmmss'Z'>[-N].mov`.
+enum RecordingName {
+    static func sourceID(of name: String) -> String? {
+        guard name.hasSuffix(".mov") else { return nil }
+        var stem = Substring(name.dropLast(4))
+        // An optional "-N" counter after the time.
+        if let dash = stem.lastIndex(of: "-"), stem[stem.index(after: dash)...].allSatisfy(\.isNumber),
+            stem.index(after: dash) != stem.endIndex, stem[..<dash].hasSuffix("Z")
+        {
+            stem = stem[..<dash]
+        }
+        guard stem.count > 17, let dash = stem.index(stem.endIndex, offsetBy: -17, limitedBy: stem.startIndex),
+            stem[dash] == "-"
+        else { return nil }
+        let time = stem[stem.index(after: dash)...]
+        let shape = Array(time)
+        guard shape.count == 16, shape[8] == "T", shape[15] == "Z",
+            shape[0..<8].allSatisfy(\.isNumber), shape[9..<15].allSatisfy(\.isNumber)
+        else { return nil }
+        let source = String(stem[..<dash])
+        return source.isEmpty ? nil : source
+    }
+}

@@ -1,0 +1,61 @@
+import SightlineCore
+
+/// What `/health` answers: `ok` (HTTP 200) while every source runs and every recorder
+/// records; `unhealthy` (503) with one reason a problem otherwise. A file source that came
+/// to its end is `ended`, which is not a problem.
+public struct HealthReport: Sendable, Codable, Equatable {
+    public struct Source: Sendable, Codable, Equatable {
+        public var id: String
+        /// `running`, `starting`, `interrupted`, `failed`, `ended`, or `recording` for a
+        /// source this process only records.
+        public var state: String
+        public var reason: String?
+        /// `recording`, `stopped`, or nil when this process does not record the source.
+        public var recorder: String?
+        public var recorderReason: String?
+    }
+
+    public var status: String
+    public var sources: [Source]
+    /// One line a problem, naming its source.
+    public var problems: [String]
+
+    public var isHealthy: Bool { problems.isEmpty }
+
+    public init(_ monitored: [MonitoredSource]) {
+        sources = monitored.map(Self.source)
+        problems = sources.flatMap { source -> [String] in
+            var problems: [String] = []
+            if ["interrupted", "failed"].contains(source.state) {
+                problems.append("\(source.id): \(source.state)\(source.reason.map { ": \($0)" } ?? "")")
+            }
+            if source.recorder == "stopped" {
+                problems.append("\(source.id): recorder stopped: \(source.recorderReason ?? "")")
+            }
+            return problems
+        }
+        status = problems.isEmpty ? "ok" : "unhealthy"
+    }
+
+    private static func source(_ monitored: MonitoredSource) -> Source {
+        var state = "recording"
+        var reason: String?
+        if let runner = monitored.runner {
+            let status = runner.status
+            reason = status.reason
+            state =
+                switch status.state {
+                case .started: "starting"
+                case .running, .resumed: "running"
+                case .interrupted: "interrupted"
+                case .failed: "failed"
+                case .stopped: "ended"
+                }
+        }
+        let recorder = monitored.recorder?.snapshot
+        return Source(
+            id: monitored.id, state: state, reason: reason,
+            recorder: recorder.map { $0.stopReason == nil ? "recording" : "stopped" },
+            recorderReason: recorder?.stopReason)
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import SightlineCore
+
+/// Where the operations endpoint listens, and who may ask.
+public struct OperationsEndpoint: Sendable {
+    /// Loopback unless `token` or `allowRemote`.
+    public var host: String
+    /// 0 picks a free port; the log line and `onListening` say which.
+    public var port: Int
+    /// With a token, `/metrics` needs `Authorization: Bearer TOKEN` (Prometheus's
+    /// `authorization` scrape setting); `/health` stays open to probes.
+    public var token: String?
+    public var allowRemote = false
+
+    public init(host: String, port: Int, token: String? = nil, allowRemote: Bool = false) {
+        self.host = host
+        self.port = port
+        self.token = token
+        self.allowRemote = allowRemote
+    }
+
+    /// `HOST:PORT`, as `--metrics` and the config file's `metrics:` give it.
+    public init(listen text: String, token: String? = nil, allowRemote: Bool = false) throws {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+            (0...65535).contains(port), colon != text.startIndex
+        else {
+            throw SightlineError.invalidArgument(
+                "metrics address '\(text)' is not HOST:PORT, for example 127.0.0.1:9560")
+        }
+        self.init(
+            host: String(text[..<colon]).trimmingCharacters(in: ["[", "]"]), port: port, token: token,
+            allowRemote: allowRemote)
+        try validate()
+    }
+
+    func validate() throws {
+        let loopback = host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        guard loopback || token != nil || allowRemote else {
+            throw SightlineError.invalidArgument(
+                "metrics on \(host) lets other machines read them: give a metrics token file, or --insecure")
+        }
+        if let token, token.count < 16 {
+            throw SightlineError.invalidArgument("the metrics token must be at least 16 characters")
+        }
+    }
+}
+
+/// The HTTP server operators point Prometheus and their probes at (Hummingbird):
+/// `GET /metrics`, the Prometheus text exposition of every metric, brought up to date at
+/// each scrape; `GET /health`, a `HealthReport` as JSON, 200 when healthy and 503 when not.
+public enum OperationsServer {
+    public static func application(
+        endpoint: OperationsEndpoint, backend: MetricsBackend, metrics: SourceMetrics, sources: [MonitoredSource],
+        logger: Logger, onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) -> some Service {
+        let router = Router()
+        let token = endpoint.token
+        router.get("/metrics") { request, _ -> Response in
+            if let token {
+                let presented = request.headers[.authorization].map {
+                    $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : ""
+                }
+                guard let presented, constantTimeEqual(presented, token) else {
+                    return Response(status: .unauthorized, headers: [.wwwAuthenticate: "Bearer realm=\"sightline\""])
+                }
+            }
+            metrics.update()
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: backend.exposition())))
+        }
+        router.get("/health") { _, _ -> Response in
+            let report = HealthReport(sources)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            return Response(
+                status: report.isHealthy ? .ok : .serviceUnavailable, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(report))))
+        }
+        let host = endpoint.host
+        return Application(
+            router: router,
+            configuration: .init(address: .hostname(host, port: endpoint.port), serverName: "sightline"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                logger.notice("metrics and health", metadata: ["url": "http://\(host):\(port)/metrics"])
+                await onListening(port)
+            },
+            logger: logger)
+    }
+}

@@ -1,0 +1,92 @@
+import CoreMetrics
+import Prometheus
+
+/// swift-metrics' backend for the process: swift-prometheus 2's registry, whose text
+/// `/metrics` serves. Every Sightline metric is created through the swift-metrics API; this
+/// factory gives each the help text Prometheus shows (`# HELP`), which swift-metrics has no
+/// place for, and histograms of detection time buckets that fit a detector.
+public struct MetricsBackend: Sendable {
+    public let registry: PrometheusCollectorRegistry
+
+    /// The help text of each metric Sightline emits, by name.
+    static let help: [String: String] = [
+        "sightline_frames_total": "Frames the source delivered.",
+        "sightline_frames_dropped_total": "Frames an output (detect, codes, encode, frames) discarded, by reason.",
+        "sightline_frames_skipped_total": "Frames or packets the source skipped (corrupt, driverDropped), by reason.",
+        "sightline_interruptions_total": "Times the source was interrupted (device unplugged or failed).",
+        "sightline_source_restarts_total": "Times the source was opened again after a failure.",
+        "sightline_detection_seconds": "Time to detect objects in one frame, by detector.",
+        "sightline_detection_failures_total": "Frames a detector failed on (skipped, counted).",
+        "sightline_objects_published_total": "Objects (faces, codes) published, one per object per frame.",
+        "sightline_messages_published_total": "Messages the source published on the bus.",
+        "sightline_published_bytes_total": "Bytes of messages the source published on the bus.",
+        "sightline_source_up": "1 while the source delivers frames, 0 while it is interrupted, retrying or ended.",
+        "sightline_recorder_frames_written_total": "Video frames written into recordings.",
+        "sightline_recorder_frames_dropped_total": "Video frames the recorder did not write, by reason.",
+        "sightline_recorder_metadata_samples_written_total": "Timed metadata samples written into recordings.",
+        "sightline_recorder_metadata_samples_dropped_total": "Timed metadata samples not written, by reason.",
+        "sightline_recorder_written_bytes_total": "Bytes written into recordings.",
+        "sightline_recorder_files_finished_total": "Recordings finalised.",
+        "sightline_recorder_up": "1 while the recorder records, 0 once it has stopped (disk full, write failed).",
+        "sightline_retention_deleted_files_total": "Recordings deleted by retention (age or total size).",
+        "sightline_disk_free_bytes": "Free bytes for unprivileged users in a recordings directory's file system.",
+    ]
+
+    /// swift-metrics bootstrapped with this backend, the first time it is asked for (once per
+    /// process, as swift-metrics allows), before any pipeline makes its metrics: a metric
+    /// made before stays a no-op.
+    public static let shared: MetricsBackend = {
+        let backend = MetricsBackend(registry: PrometheusCollectorRegistry())
+        MetricsSystem.bootstrap(Factory(registry: backend.registry))
+        return backend
+    }()
+
+    /// The Prometheus text exposition of every metric.
+    public func exposition() -> [UInt8] { registry.emitToBuffer() }
+
+    private struct Factory: MetricsFactory {
+        let registry: PrometheusCollectorRegistry
+        let fallback: PrometheusMetricsFactory
+
+        init(registry: PrometheusCollectorRegistry) {
+            self.registry = registry
+            fallback = PrometheusMetricsFactory(registry: registry)
+        }
+
+        private func descriptor(_ label: String) -> MetricNameDescriptor {
+            MetricNameDescriptor(metricName: label, unitName: "", helpText: MetricsBackend.help[label] ?? "")
+        }
+
+        func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
+            registry.makeCounter(descriptor: descriptor(label), labels: dimensions)
+        }
+
+        func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler
+        {
+            registry.makeCounter(descriptor: descriptor(label), labels: dimensions)
+        }
+
+        func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
+            registry.makeGauge(descriptor: descriptor(label), labels: dimensions)
+        }
+
+        func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
+            registry.makeGauge(descriptor: descriptor(label), labels: dimensions)
+        }
+
+        /// Detection takes milliseconds on small frames and up to seconds on large ones.
+        func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
+            registry.makeDurationHistogram(
+                descriptor: descriptor(label), labels: dimensions,
+                buckets: [1, 2, 5, 10, 20, 35, 50, 75, 100, 150, 250, 500, 1000, 2500].map { .milliseconds($0) })
+        }
+
+        func destroyCounter(_ handler: any CounterHandler) { fallback.destroyCounter(handler) }
+        func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) {
+            fallback.destroyFloatingPointCounter(handler)
+        }
+        func destroyRecorder(_ handler: any RecorderHandler) { fallback.destroyRecorder(handler) }
+        func destroyMeter(_ handler: any MeterHandler) { fallback.destroyMeter(handler) }
+        func destroyTimer(_ handler: any TimerHandler) { fallback.destroyTimer(handler) }
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import Metrics
+import SightlineCore
+import SightlineRecorder
+import Synchronization
+
+/// What metrics and health look at for one source: its runner, when this process analyses
+/// it, and its recorder, when this process records it.
+public struct MonitoredSource: Sendable {
+    public var id: String
+    public var runner: SourceRunner?
+    public var recorder: RecorderService?
+    public var recordingDirectory: String?
+
+    public init(id: String, runner: SourceRunner?, recorder: RecorderService?, recordingDirectory: String?) {
+        self.id = id
+        self.runner = runner
+        self.recorder = recorder
+        self.recordingDirectory = recordingDirectory
+    }
+}
+
+/// Turns the counters each source and recorder keeps (the ones its status messages carry)
+/// into swift-metrics counters, by how much each grew since the last update: Prometheus
+/// sees monotonic counters whose values are the status counters', with labels by source,
+/// output and reason. A source opened again starts its counters from zero; the metric
+/// goes on growing from where it was. Updated before each scrape; thread-safe.
+public final class SourceMetrics: Sendable {
+    private let sources: [MonitoredSource]
+    private let retention: [RecordingRetention]
+    private let mirrored = Mutex<[String: Mirrored]>([:])
+
+    private struct Mirrored {
+        let counter: Counter
+        var last: Int
+    }
+
+    public init(sources: [MonitoredSource], retention: [RecordingRetention]) {
+        self.sources = sources
+        self.retention = retention
+    }
+
+    /// Reads every counter now and brings the metrics up to it.
+    public func update() {
+        mirrored.withLock { mirrored in
+            for source in sources { update(source, &mirrored) }
+            var deleted: [String: Int] = [:]
+            for retention in retention { deleted.merge(retention.deleted, uniquingKeysWith: +) }
+            for (source, count) in deleted {
+                set("sightline_retention_deleted_files_total", [("source", source)], count, &mirrored)
+            }
+        }
+        for directory in Set(sources.compactMap(\.recordingDirectory)) {
+            var info = statvfs()
+            guard statvfs(directory, &info) == 0 else { continue }
+            Gauge(label: "sightline_disk_free_bytes", dimensions: [("directory", directory)])
+                .record(Double(UInt64(info.f_bavail) * UInt64(info.f_frsize)))
+        }
+    }
+
+    private func update(_ source: MonitoredSource, _ mirrored: inout [String: Mirrored]) {
+        let id = [("source", source.id)]
+        if let runner = source.runner {
+            let up = runner.status.state
+            Gauge(label: "sightline_source_up", dimensions: id).record([.running, .resumed].contains(up) ? 1 : 0)
+            set("sightline_source_restarts_total", id, runner.restarts, &mirrored)
+            if let counters = runner.pipeline?.counters {
+                set("sightline_frames_total", id, counters.framesIn, &mirrored)
+                for (reason, count) in counters.sourceSkipped {
+                    set("sightline_frames_skipped_total", id + [("reason", reason)], count, &mirrored)
+                }
+                for (output, outputCounters) in counters.outputs {
+                    for (reason, count) in outputCounters.dropped {
+                        set(
+                            "sightline_frames_dropped_total", id + [("output", output), ("reason", reason)], count,
+                            &mirrored)
+                    }
+                }
+                set("sightline_interruptions_total", id, counters.interruptions, &mirrored)
+                set("sightline_messages_published_total", id, counters.messagesPublished, &mirrored)
+                set("sightline_published_bytes_total", id, counters.bytesPublished, &mirrored)
+            }
+        }
+        if let recorder = source.recorder {
+            let snapshot = recorder.snapshot
+            let counters = snapshot.counters
+            Gauge(label: "sightline_recorder_up", dimensions: id).record(snapshot.stopReason == nil ? 1 : 0)
+            set("sightline_recorder_frames_written_total", id, counters.framesWritten, &mirrored)
+            for (reason, count) in counters.framesDropped {
+                set("sightline_recorder_frames_dropped_total", id + [("reason", reason)], count, &mirrored)
+            }
+            set("sightline_recorder_metadata_samples_written_total", id, counters.metadataWritten, &mirrored)
+            for (reason, count) in counters.metadataDropped {
+                set("sightline_recorder_metadata_samples_dropped_total", id + [("reason", reason)], count, &mirrored)
+            }
+            set("sightline_recorder_written_bytes_total", id, Int(counters.bytesWritten), &mirrored)
+            set("sightline_recorder_files_finished_total", id, counters.files.count, &mirrored)
+        }
+    }
+
+    private func set(
+        _ label: String, _ dimensions: [(String, String)], _ value: Int, _ mirrored: inout [String: Mirrored]
+    ) {
+        let key = ([label] + dimensions.map { "\($0.0)=\($0.1)" }).joined(separator: "\u{1}")
+        var entry = mirrored[key] ?? Mirrored(counter: Counter(label: label, dimensions: dimensions), last: 0)
+        // Counters that went back to zero belong to a source opened again.
+        let growth = value >= entry.last ? value - entry.last : value
+        if growth > 0 { entry.counter.increment(by: growth) }
+        entry.last = value
+        mirrored[key] = entry
+    }
+}

@@ -1,0 +1,204 @@
+import Logging
+import ServiceLifecycle
+import SightlineBus
+import SightlineCore
+import SightlinePipeline
+import SightlineRecorder
+
+/// What to run in one process: sources to analyse, recordings to make, how they meet on the
+/// bus, retention, and the metrics endpoint. `run` gives one source, `record` one recording
+/// of a source published elsewhere, `serve` many of both from a config file.
+public struct ServicesConfiguration: Sendable {
+    public struct Source: Sendable {
+        public var id: String
+        /// Analyse the source in this process; nil: it is published elsewhere (`record`).
+        public var pipeline: PipelineConfiguration?
+        /// Record it in this process; nil: do not.
+        public var recording: RecorderConfiguration?
+
+        public init(id: String, pipeline: PipelineConfiguration?, recording: RecorderConfiguration?) {
+            self.id = id
+            self.pipeline = pipeline
+            self.recording = recording
+        }
+    }
+
+    /// How sources and in-process subscribers (recorders) meet.
+    public enum Bus: Sendable {
+        /// Each pipeline binds its own `publish` endpoint and an inproc one for this
+        /// process's recorder (`run`).
+        case perSource
+        /// Every source through an in-process broker whose backend binds one endpoint
+        /// (`serve`); with `curve`, subscribers need an allowed key.
+        case shared(publish: Endpoint, allowRemote: Bool, curve: CurveServer?)
+        /// Every source through an in-process broker connected to another broker's frontend,
+        /// as one source would be (`serve` with `publish-to`).
+        case broker(frontend: Endpoint, curve: CurveClient?)
+        /// Recorders subscribe to sources published by other processes (`record`).
+        case remote([Endpoint], curve: CurveClient?)
+    }
+
+    public var sources: [Source] = []
+    public var bus = Bus.perSource
+    /// Open a failed source again, with backoff, instead of ending (`serve`).
+    public var reopenFailedSources = false
+    /// Recorders end once their source has published its final status (`record --until-stopped`).
+    public var recordUntilSourceStops = false
+    /// A limit over every source's recordings together, beside each source's own.
+    public var overallRetention = RetentionPolicy()
+    /// Serve `/metrics` and `/health` here; nil: no metrics.
+    public var metrics: OperationsEndpoint?
+
+    public init() {}
+}
+
+/// Turns a `ServicesConfiguration` into running services, the same way for every command:
+/// a pipeline and a recorder per source, the bus between them, shared retention, metrics
+/// and health. `init` opens and checks everything, so bad input fails before anything runs;
+/// `run()` runs them as one swift-service-lifecycle group until the sources end or SIGINT
+/// or SIGTERM, which finalises every recording.
+public final class SightlineServices: Sendable {
+    public let configuration: ServicesConfiguration
+    public let runners: [SourceRunner]
+    public let recorders: [RecorderService]
+    public let monitored: [MonitoredSource]
+    /// Where this process's own subscribers (recorders, the console) get every source of
+    /// a shared bus (`serve`).
+    public let localEndpoint: Endpoint
+    private let broker: Broker?
+    private let operations: (any Service)?
+    private let logger: Logger
+
+    /// `onMetricsListening` gets the metrics port once it accepts connections.
+    public init(
+        configuration: ServicesConfiguration, logger: Logger,
+        onMetricsListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) throws {
+        self.configuration = configuration
+        self.logger = logger
+        // Pipelines make their metrics as they open: the backend must be there first.
+        if configuration.metrics != nil { _ = MetricsBackend.shared }
+        let local = try Endpoint("inproc://sightline-services")
+        localEndpoint = local
+        let frontend = try Endpoint("inproc://sightline-services-frontend")
+        switch configuration.bus {
+        case .shared(let publish, let allowRemote, let curve):
+            broker = try Broker(
+                frontend: frontend, backend: publish, alsoBindBackend: [local], allowRemote: allowRemote, curve: curve)
+        case .broker(let upstream, let curve):
+            broker = try Broker(frontend: frontend, backend: local, upstream: upstream, upstreamCurve: curve)
+        case .perSource, .remote:
+            broker = nil
+        }
+        try broker?.start()
+
+        var runners: [SourceRunner] = []
+        var recorders: [RecorderService] = []
+        var monitored: [MonitoredSource] = []
+        let overall = configuration.sources.compactMap(\.recording)
+        let overallRule = RecordingRetention.Rule(
+            policy: configuration.overallRetention, directories: Array(Set(overall.map(\.directory))).sorted(),
+            sourceID: nil)
+        for source in configuration.sources {
+            var runner: SourceRunner?
+            var recorderEndpoints: [Endpoint] = [local]
+            var recorderCurve: CurveClient?
+            if var pipeline = source.pipeline {
+                switch configuration.bus {
+                case .perSource:
+                    let own = try Endpoint("inproc://sightline-\(source.id)")
+                    pipeline.alsoPublish.append(own)
+                    recorderEndpoints = [own]
+                case .shared, .broker, .remote:
+                    pipeline.publish = frontend
+                    pipeline.connectToBroker = true
+                    pipeline.brokerCurve = nil
+                }
+                runner = try Self.runner(pipeline, reopen: configuration.reopenFailedSources, logger: logger)
+            } else if case .remote(let endpoints, let curve) = configuration.bus {
+                (recorderEndpoints, recorderCurve) = (endpoints, curve)
+            }
+            var recorder: RecorderService?
+            if let recording = source.recording {
+                let rules = [RecordingRetention.Rule(recording.retention, for: recording), overallRule]
+                recorder = try RecorderService(
+                    configuration: recording, endpoints: recorderEndpoints, curve: recorderCurve,
+                    untilSourceStops: configuration.recordUntilSourceStops,
+                    retention: RecordingRetention(rules: rules, logger: logger), logger: logger)
+            }
+            runners += runner.map { [$0] } ?? []
+            recorders += recorder.map { [$0] } ?? []
+            monitored.append(
+                MonitoredSource(
+                    id: source.id, runner: runner, recorder: recorder, recordingDirectory: source.recording?.directory))
+        }
+        self.runners = runners
+        self.recorders = recorders
+        self.monitored = monitored
+        if let endpoint = configuration.metrics {
+            let backend = MetricsBackend.shared
+            let metrics = SourceMetrics(
+                sources: monitored, retention: recorders.compactMap(\.recorder.retention))
+            operations = OperationsServer.application(
+                endpoint: endpoint, backend: backend, metrics: metrics, sources: monitored, logger: logger,
+                onListening: onMetricsListening)
+        } else {
+            operations = nil
+        }
+    }
+
+    /// `run` opens the source now, so that its errors end the command; `serve` opens it now
+    /// too, and a source it cannot open yet is tried again in the background.
+    private static func runner(_ pipeline: PipelineConfiguration, reopen: Bool, logger: Logger) throws
+        -> SourceRunner
+    {
+        do {
+            return SourceRunner(
+                pipeline: try AnalysisPipeline(configuration: pipeline, logger: logger), reopen: reopen, logger: logger)
+        } catch let error as SightlineError where reopen && error.isAboutTheSource {
+            logger.error(
+                "source cannot be opened yet; trying again in the background",
+                metadata: ["source": "\(pipeline.sourceID)", "error": "\(error)"])
+            return SourceRunner(configuration: pipeline, firstFailure: error, logger: logger)
+        }
+    }
+
+    /// Runs every service until the sources end (`run`, `record --until-stopped`) or SIGINT or
+    /// SIGTERM, then shuts them down gracefully: sources first, so recorders and printers
+    /// still get their final status, then the recorders, which finalise their files, and
+    /// the metrics endpoint last. `extra`: more subscribers of this process (`run --print`),
+    /// stopped after the sources.
+    public func run(extra: [any Service] = []) async throws {
+        // Recorders and printers in this process subscribe before the first key frame.
+        if !recorders.isEmpty || !extra.isEmpty {
+            for runner in runners {
+                _ = await runner.pipeline?.publisher.waitForSubscriber(timeout: .seconds(2))
+            }
+        }
+        // A source that ends stops a `run`; in `serve` the others go on.
+        let sourceEnds: ServiceGroupConfiguration.ServiceConfiguration.TerminationBehavior =
+            configuration.reopenFailedSources ? .ignore : .gracefullyShutdownGroup
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if let operations { services.append(.init(service: operations)) }
+        services += recorders.map { .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup) }
+        services += extra.map { .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup) }
+        services += runners.map { .init(service: $0, successTerminationBehavior: sourceEnds) }
+        let group = ServiceGroup(
+            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        defer { broker?.stop() }
+        try await group.run()
+        // The final statuses reach remote subscribers before the process exits.
+        for runner in runners { await runner.pipeline?.publisher.close() }
+    }
+}
+
+extension SightlineError {
+    /// An error of the source itself (unreachable, unplugged, unreadable), which may go
+    /// away: not of the options.
+    var isAboutTheSource: Bool {
+        switch self {
+        case .sourceUnavailable, .sourceFailed: true
+        default: false
+        }
+    }
+}

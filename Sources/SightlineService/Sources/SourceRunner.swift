@@ -1,0 +1,108 @@
+import Logging
+import ServiceLifecycle
+import SightlineCore
+import SightlinePipeline
+import Synchronization
+
+/// One source's analysis pipeline as a service. `run` hands it a pipeline it opened itself,
+/// so bad input fails before anything starts; `serve` lets it open the source, and open it
+/// again after it fails (an unreachable URL, a stream that dropped, a camera gone past its
+/// reconnect timeout), waiting 1 s, then twice as long each time up to a minute, until the
+/// group shuts down. While it waits, health says why.
+public final class SourceRunner: Service, Sendable {
+    public let sourceID: String
+    private let configuration: PipelineConfiguration
+    private let retry: Bool
+    private let logger: Logger
+    private let state: Mutex<State>
+
+    private struct State {
+        /// The pipeline `run` opened, until the service starts it.
+        var given: AnalysisPipeline?
+        var pipeline: AnalysisPipeline?
+        /// Why the source is not running while it waits to try again.
+        var waitingReason: String?
+        var restarts = 0
+    }
+
+    /// Runs `pipeline`; with `reopen`, a failure opens the source again, else it ends the
+    /// service (and the group) with its error.
+    public init(pipeline: AnalysisPipeline, reopen: Bool, logger: Logger) {
+        sourceID = pipeline.configuration.sourceID
+        configuration = pipeline.configuration
+        retry = reopen
+        self.logger = logger
+        state = Mutex(State(given: pipeline, pipeline: pipeline))
+    }
+
+    /// A source that could not be opened yet: the service opens it, and again after each
+    /// failure; health says why meanwhile.
+    public init(configuration: PipelineConfiguration, firstFailure: any Error, logger: Logger) {
+        sourceID = configuration.sourceID
+        self.configuration = configuration
+        retry = true
+        self.logger = logger
+        state = Mutex(State(waitingReason: "\(firstFailure)"))
+    }
+
+    /// The pipeline running now (nil while the source cannot be opened).
+    public var pipeline: AnalysisPipeline? { state.withLock { $0.pipeline } }
+
+    /// Where the source stands: the pipeline's state, or `failed` with the reason while it
+    /// waits to be opened again. Any thread.
+    public var status: SourceStatus {
+        state.withLock { state in
+            if let reason = state.waitingReason { return SourceStatus(state: .failed, reason: reason) }
+            return state.pipeline?.state ?? SourceStatus(state: .started)
+        }
+    }
+
+    /// Times the source was opened again after a failure.
+    public var restarts: Int { state.withLock { $0.restarts } }
+
+    public func run() async throws {
+        var backoff = Duration.seconds(1)
+        var failedBefore = state.withLock { $0.given == nil }
+        while !Task.isShuttingDownGracefully {
+            let pipeline: AnalysisPipeline
+            do {
+                pipeline = try nextPipeline()
+            } catch {
+                guard retry else { throw error }
+                failedBefore = true
+                await wait(backoff, after: error)
+                backoff = min(backoff * 2, .seconds(60))
+                continue
+            }
+            state.withLock { state in
+                state.pipeline = pipeline
+                state.waitingReason = nil
+                if failedBefore { state.restarts += 1 }
+            }
+            if failedBefore { logger.notice("source opened again", metadata: ["source": "\(sourceID)"]) }
+            do {
+                try await pipeline.run()
+                return  // the source ended, or the group is shutting down
+            } catch {
+                guard retry, !Task.isShuttingDownGracefully else { throw error }
+                failedBefore = true
+                await wait(.seconds(1), after: error)
+                backoff = .seconds(2)
+            }
+        }
+    }
+
+    /// The pipeline this runner was given, the first time; a newly opened one after that.
+    private func nextPipeline() throws -> AnalysisPipeline {
+        if let given = state.withLock({ $0.given.take() }) { return given }
+        return try AnalysisPipeline(configuration: configuration, logger: logger)
+    }
+
+    /// Says why, then waits (a shutdown ends the wait at once).
+    private func wait(_ delay: Duration, after error: any Error) async {
+        state.withLock { $0.waitingReason = "\(error)" }
+        logger.error(
+            "source failed; trying again in \(delay)", metadata: ["source": "\(sourceID)", "error": "\(error)"])
+        try? await cancelWhenGracefulShutdown { try await Task.sleep(for: delay) }
+    }
+}

@@ -1,0 +1,313 @@
+import ArgumentParser
+import Foundation
+import SightlineBus
+import SightlineCapture
+import SightlineConsole
+import SightlineCore
+import SightlineRecorder
+import SightlineService
+import Yams
+
+/// `serve`'s configuration file (docs/configuration.md), read with Yams.
+///
+/// Each source is written with `run`'s option names as keys, and is parsed by the very
+/// options `run` parses (`SourceOptions`), so the two never drift apart; `defaults` gives
+/// keys every source shares. Every problem is reported, each as one line naming the line of
+/// the file it is on.
+struct ServeFile {
+    let path: String
+    var services = ServicesConfiguration()
+    var console: ConsoleConfiguration?
+    private(set) var problems: [String] = []
+    /// Where each source parsed so far is in the file: its entry, by key.
+    private var sourceLines: [(entry: Node, keys: [String: Node])] = []
+
+    /// The top-level keys, and the console's.
+    static let topLevelKeys: Set<String> = [
+        "publish", "publish-to", "insecure", "curve-key", "allow", "server-key", "metrics", "metrics-token-file",
+        "retention", "defaults", "sources", "console",
+    ]
+    /// `run`'s options that may be given more than once, which a list gives here.
+    static let repeatableKeys: Set<String> = ["metadata-track"]
+    static let retentionKeys: Set<String> = ["keep", "max-total"]
+    static let consoleKeys: Set<String> = ["listen", "token-file", "insecure"]
+
+    init(path: String) {
+        self.path = path
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            problems.append("\(path): cannot be read: \((error as NSError).localizedDescription)")
+            return
+        }
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch {
+            problems.append(
+                "\(path): not YAML: \(String(describing: error).split(separator: "\n").joined(separator: " "))")
+            return
+        }
+        guard let root, let top = mapping(root, "the file") else {
+            if root == nil { problems.append("\(path): empty; it needs at least `sources:`") }
+            return
+        }
+        read(top)
+    }
+
+    // MARK: Top level
+
+    private mutating func read(_ top: [(key: String, node: Node)]) {
+        var values: [String: Node] = [:]
+        for (key, node) in top {
+            guard Self.topLevelKeys.contains(key) else {
+                report(node, "unknown key '\(key)' (keys: \(Self.topLevelKeys.sorted().joined(separator: ", ")))")
+                continue
+            }
+            values[key] = node
+        }
+        var texts: [String: String] = [:]
+        for key in ["publish", "publish-to", "curve-key", "allow", "server-key", "metrics", "metrics-token-file"] {
+            if let node = values[key] { texts[key] = string(node, key) }
+        }
+        let insecure = values["insecure"].map { bool($0, "insecure") ?? false } ?? false
+        readBus(texts, at: values["publish"] ?? values["publish-to"] ?? values["curve-key"], insecure: insecure)
+        if let node = values["metrics"], let listen = texts["metrics"] {
+            let token = texts["metrics-token-file"]
+            services.metrics = attempt(node) {
+                try OperationsEndpoint(
+                    listen: listen, token: try token.map { try readSecret($0, option: "metrics-token-file") },
+                    allowRemote: insecure)
+            }
+        }
+        if let node = values["retention"], let entries = mapping(node, "retention") {
+            var keys: [String: String] = [:]
+            for (key, value) in entries {
+                guard Self.retentionKeys.contains(key) else {
+                    report(value, "unknown key 'retention.\(key)' (keys: keep, max-total)")
+                    continue
+                }
+                keys[key] = string(value, "retention.\(key)")
+            }
+            services.overallRetention =
+                attempt(node) { try RecordingOptions.retention(keep: keys["keep"], maxTotal: keys["max-total"]) }
+                ?? services.overallRetention
+        }
+        let defaults = values["defaults"].flatMap { mapping($0, "defaults") } ?? []
+        guard let sourcesNode = values["sources"] else {
+            problems.append("\(path): no `sources:`; list at least one source")
+            return
+        }
+        guard case .sequence(let sequence) = sourcesNode, !sequence.isEmpty else {
+            report(sourcesNode, "`sources` must be a list of sources, each with `source-id` and `source`")
+            return
+        }
+        for (index, node) in sequence.enumerated() { readSource(node, index: index, defaults: defaults) }
+        checkSourcesApart()
+        if let node = values["console"] { readConsole(node, insecure: insecure) }
+    }
+
+    private mutating func readBus(_ texts: [String: String], at node: Node?, insecure: Bool) {
+        let (publish, publishTo, key, allow, server) = (
+            texts["publish"], texts["publish-to"], texts["curve-key"], texts["allow"], texts["server-key"]
+        )
+        let bus: ServicesConfiguration.Bus? = attempt(node) {
+            switch (publishTo, key, allow, server) {
+            case (nil, nil, nil, nil):
+                return .shared(
+                    publish: try Endpoint(publish ?? Endpoint.defaultPublish.string), allowRemote: insecure, curve: nil)
+            case (nil, let key?, let allowed?, nil):
+                return .shared(
+                    publish: try Endpoint(publish ?? Endpoint.defaultPublish.string), allowRemote: insecure,
+                    curve: try CurveServer(keyFile: key, allow: allowed))
+            case (let broker?, _, nil, _) where publish == nil:
+                return .broker(
+                    frontend: try Endpoint(broker),
+                    curve: try key.map { key in
+                        guard let server else { throw ValidationError("curve-key with publish-to needs server-key") }
+                        return try CurveClient(keyFile: key, serverKeyFile: server)
+                    })
+            default:
+                throw ValidationError(
+                    "publish (with curve-key and allow for CURVE), or publish-to a broker (with curve-key and server-key)"
+                )
+            }
+        }
+        if let bus { services.bus = bus }
+    }
+
+    private mutating func readConsole(_ node: Node, insecure: Bool) {
+        guard let entries = mapping(node, "console") else { return }
+        var console = ConsoleConfiguration()
+        console.allowRemote = insecure
+        for (key, value) in entries {
+            switch key {
+            case "listen":
+                guard let listen = string(value, "console.listen"),
+                    let (host, port) = attempt(value, { try ConsoleCommand.parseListen(listen) })
+                else { continue }
+                (console.host, console.port) = (host, port)
+            case "token-file":
+                guard let file = string(value, "console.token-file") else { continue }
+                console.token = attempt(value) { try readSecret(file, option: "console.token-file") }
+            case "insecure": console.allowRemote = bool(value, "console.insecure") ?? false
+            default: report(value, "unknown key 'console.\(key)' (keys: listen, token-file, insecure)")
+            }
+        }
+        console.recordingDirectories = Array(Set(services.sources.compactMap(\.recording?.directory))).sorted()
+        if attempt(node, { try console.validate() }) != nil { self.console = console }
+    }
+
+    // MARK: Sources
+
+    /// The source's keys (over `defaults`), as the command line `run` would get, parsed by
+    /// `run`'s own options.
+    private mutating func readSource(_ node: Node, index: Int, defaults: [(key: String, node: Node)]) {
+        guard let own = mapping(node, "sources[\(index)]") else { return }
+        var keys: [(key: String, node: Node)] = defaults.filter { key in !own.contains { $0.key == key.key } }
+        keys += own
+        let name = own.first { $0.key == "source-id" }?.node.string.map { "source '\($0)'" } ?? "sources[\(index)]"
+        guard own.contains(where: { $0.key == "source" }) else {
+            report(node, "\(name): no `source` (a camera such as /dev/video0, a file or a URL)")
+            return
+        }
+        var arguments: [String] = []
+        for (key, value) in keys {
+            switch value {
+            case .scalar:
+                if let flag = value.bool, value.string.map({ ["true", "false", "yes", "no"].contains($0) }) == true {
+                    if flag { arguments.append("--\(key)") }
+                } else {
+                    arguments += ["--\(key)", value.string ?? ""]
+                }
+            case .sequence(let items):
+                guard Self.repeatableKeys.contains(key) else {
+                    report(value, "\(name): '\(key)' takes one value, not a list")
+                    return
+                }
+                for item in items {
+                    guard let text = string(item, key) else { continue }
+                    arguments += ["--\(key)", text]
+                }
+            default:
+                report(value, "\(name): '\(key)' takes a value or a list of values, not a mapping")
+                return
+            }
+        }
+        do {
+            let options = try SourceOptions.parse(arguments)
+            var source = try options.configuration()
+            source.pipeline?.allowRemote = services.bus.allowsRemote
+            services.sources.append(source)
+            sourceLines.append((node, Dictionary(keys.map { ($0.key, $0.node) }, uniquingKeysWith: { $1 })))
+        } catch {
+            let message = SourceOptions.message(for: error)
+            report(lineOf(message, in: keys) ?? node, "\(name): \(Self.asKeys(message))")
+        }
+    }
+
+    /// Source IDs name topics and files, and a camera can be opened once: each must differ.
+    private mutating func checkSourcesApart() {
+        var ids: [String: Int] = [:]
+        var devices: [String: String] = [:]
+        var directories: Set<String> = []
+        for (source, lines) in zip(services.sources, sourceLines) {
+            let line = { (key: String) in (lines.keys[key] ?? lines.entry).mark?.line ?? 0 }
+            if let first = ids[source.id] {
+                problems.append(
+                    "\(path):\(line("source-id")): source ID '\(source.id)' is already used on line \(first)")
+            }
+            ids[source.id] = ids[source.id] ?? line("source-id")
+            if let pipeline = source.pipeline, V4L2Source.isDevice(pipeline.source) {
+                let device = URL(fileURLWithPath: pipeline.source).resolvingSymlinksInPath().path
+                if let other = devices[device] {
+                    problems.append(
+                        "\(path):\(line("source")): source '\(source.id)' uses \(pipeline.source), which source '\(other)' already uses"
+                    )
+                }
+                devices[device] = source.id
+            }
+            if let directory = source.recording?.directory, directories.insert(directory).inserted {
+                do {
+                    try Recorder.prepare(directory: directory)
+                } catch {
+                    problems.append("\(path):\(line("record")): source '\(source.id)': \(error)")
+                }
+            }
+        }
+    }
+
+    /// The line of the key an error message names (`--fps`), if it names one.
+    private func lineOf(_ message: String, in keys: [(key: String, node: Node)]) -> Node? {
+        keys.sorted { $0.key.count > $1.key.count }.first { message.contains("--\($0.key)") }?.node
+    }
+
+    /// `run`'s messages name options (`--fps <fps>`); here they are keys (`fps`).
+    static func asKeys(_ message: String) -> String {
+        message.replacingOccurrences(of: #"--([a-z0-9-]+)( <[a-z0-9-]+>)?"#, with: "$1", options: .regularExpression)
+            .split(separator: "\n").first.map(String.init) ?? message
+    }
+
+    // MARK: Values
+
+    private mutating func mapping(_ node: Node, _ what: String) -> [(key: String, node: Node)]? {
+        guard case .mapping(let mapping) = node else {
+            report(node, "\(what) must be a mapping of keys to values")
+            return nil
+        }
+        var seen: Set<String> = []
+        var entries: [(key: String, node: Node)] = []
+        for (key, value) in mapping {
+            guard let name = key.string else {
+                report(key, "\(what): keys are names")
+                continue
+            }
+            if !seen.insert(name).inserted {
+                report(key, "\(what): '\(name)' is given twice")
+                continue
+            }
+            entries.append((name, value))
+        }
+        return entries
+    }
+
+    private mutating func string(_ node: Node, _ key: String) -> String? {
+        guard case .scalar(let scalar) = node else {
+            report(node, "'\(key)' takes one value")
+            return nil
+        }
+        return scalar.string
+    }
+
+    private mutating func bool(_ node: Node, _ key: String) -> Bool? {
+        guard let value = node.bool else {
+            report(node, "'\(key)' takes true or false")
+            return nil
+        }
+        return value
+    }
+
+    /// What `body` makes, or nil with its error reported at `node`.
+    private mutating func attempt<Value>(_ node: Node?, _ body: () throws -> Value) -> Value? {
+        do {
+            return try body()
+        } catch {
+            let message = (error as? ValidationError)?.message ?? "\(error)"
+            if let node { report(node, Self.asKeys(message)) } else { problems.append("\(path): \(message)") }
+            return nil
+        }
+    }
+
+    private mutating func report(_ node: Node, _ message: String) {
+        problems.append("\(path):\(node.mark?.line ?? 0): \(message)")
+    }
+}
+
+extension ServicesConfiguration.Bus {
+    /// Metadata inputs may bind beyond loopback only where the bus was allowed to.
+    var allowsRemote: Bool {
+        if case .shared(_, let allowRemote, _) = self { return allowRemote }
+        return false
+    }
+}

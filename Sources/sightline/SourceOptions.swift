@@ -1,0 +1,155 @@
+import ArgumentParser
+import Foundation
+import SightlineBus
+import SightlineCapture
+import SightlineCore
+import SightlineDetection
+import SightlinePipeline
+import SightlineRecorder
+import SightlineSamples
+import SightlineService
+
+/// Everything about one source: what it is, what to detect, what to publish beside the
+/// detections, and how to record it. `run` takes these as options; each entry of `serve`'s
+/// config file takes the same names as keys.
+struct SourceOptions: ParsableArguments {
+    @Option(
+        help:
+            "A camera (/dev/video0), a media file, or a URL FFmpeg opens (rtsp://, http://). Default: the bundled sample."
+    )
+    var source: String?
+
+    @Option(help: "Camera frame size, WIDTHxHEIGHT (V4L2 devices). Default: the closest to 640x480.")
+    var size: String?
+
+    @Option(help: "Camera frame rate (V4L2 devices). Default: the closest to 30.")
+    var fps: Double?
+
+    @Option(help: "Camera pixel format: yuyv, nv12, yu12, grey, mjpeg … (V4L2 devices).")
+    var pixelFormat: String?
+
+    @Option(help: "Seconds a camera may stay unplugged or failed before the run stops.")
+    var reconnectTimeout = 30.0
+
+    @Option(help: "Names this source in topics and messages.")
+    var sourceID = "cam1"
+
+    @Option(
+        help: """
+            Take timed metadata (GPS, sensors, other detectors) from other services: bind this endpoint, \
+            to which they connect and publish metadata/<source-id>/ groups.
+            """)
+    var metadataIn: String?
+
+    @Option(help: "Metadata groups per second taken in from all clients together; more are dropped as a flood.")
+    var metadataRate = 200
+
+    @Flag(help: "Pace a file to its timestamps, like a live camera.")
+    var realtime = false
+
+    @Flag(help: "Start the file again at its end.")
+    var loop = false
+
+    @OptionGroup(title: "Detection") var detection: DetectionOptions
+    @OptionGroup(title: "Identities") var identity: IdentityOptions
+    @OptionGroup var models: FaceModelOptions
+
+    @Option(help: "Publish downscaled frames for other services' detectors: gray8 or jpeg.")
+    var frames: FrameInfo.Format?
+
+    @Option(help: "Largest size of published frames, WIDTHxHEIGHT (shape kept).")
+    var framesSize = "320x240"
+
+    @Option(help: "Published frames per second at most.")
+    var framesRate = 5.0
+
+    @Flag(
+        help:
+            "Analyse every frame: the source waits for its detectors (the default for a file not paced by --realtime).")
+    var everyFrame = false
+
+    @Flag(help: "Drop frames that arrive while a detector is busy (the default for cameras, streams and --realtime).")
+    var dropLate = false
+
+    @Option(help: "Seconds between status messages with counters.")
+    var statusInterval = 5.0
+
+    @Option(help: "Record the video and the faces into .mov files in this directory.")
+    var record: String?
+
+    @Option(help: "When to publish video: on-demand (while subscribed), always, off.")
+    var video = VideoMode.onDemand
+
+    @Flag(help: "Encode video even when the source is already H.264.")
+    var reencode = false
+
+    @Option(help: "x264 preset for encoding (ultrafast … veryslow).")
+    var preset = "superfast"
+
+    @Option(help: "x264 constant quality, 0-51 (lower is better).")
+    var crf = 23
+
+    @Option(help: "Target bit rate in bits/s instead of constant quality.")
+    var bitrate: Int?
+
+    @Option(help: "Frames between key frames (default: two seconds).")
+    var gop: Int?
+
+    @OptionGroup var recording: RecordingOptions
+
+    private func cameraOptions() throws -> V4L2Source.Options {
+        var options = V4L2Source.Options()
+        if let size { (options.width, options.height) = try parseSize(size, option: "--size") }
+        if let fps {
+            guard fps > 0 else { throw ValidationError("--fps must be positive") }
+            options.frameRate = fps
+        }
+        if let pixelFormat {
+            guard let format = V4L2PixelFormat(name: pixelFormat) else {
+                throw ValidationError(
+                    "--pixel-format '\(pixelFormat)' is not a pixel format such as yuyv, nv12 or mjpeg")
+            }
+            options.pixelFormat = format
+        }
+        guard reconnectTimeout >= 0 else { throw ValidationError("--reconnect-timeout must not be negative") }
+        options.reconnectTimeout = .milliseconds(Int(reconnectTimeout * 1000))
+        return options
+    }
+
+    /// The source as `SightlineServices` runs it; the bus (where it publishes, with which
+    /// keys) is the command's to set.
+    func configuration() throws -> ServicesConfiguration.Source {
+        guard statusInterval > 0 else { throw ValidationError("--status-interval must be positive") }
+        var configuration = PipelineConfiguration(source: source ?? SampleMedia.faces640x480.path)
+        configuration.sourceID = sourceID
+        configuration.sourceOptions = MediaFileSource.Options(realtime: realtime, loop: loop)
+        configuration.camera = try cameraOptions()
+        try detection.apply(to: &configuration)
+        configuration.models = models.modelFiles
+        try identity.apply(to: &configuration)
+        if let frames {
+            var output = FramesConfiguration(format: frames)
+            (output.maximumWidth, output.maximumHeight) = try parseSize(framesSize, option: "--frames-size")
+            guard framesRate > 0 else { throw ValidationError("--frames-rate must be positive") }
+            output.rate = framesRate
+            configuration.frames = output
+        }
+        configuration.metadataIn = try metadataIn.map { try Endpoint($0) }
+        guard metadataRate > 0 else { throw ValidationError("--metadata-rate must be positive") }
+        configuration.metadataInRate = metadataRate
+        configuration.statusInterval = .milliseconds(Int(statusInterval * 1000))
+        guard !(everyFrame && dropLate) else {
+            throw ValidationError("--every-frame and --drop-late exclude each other")
+        }
+        configuration.discardLateFrames = everyFrame ? false : dropLate ? true : nil
+        configuration.video = video
+        configuration.reencode = reencode
+        configuration.encoder.preset = preset
+        configuration.encoder.crf = crf
+        configuration.encoder.bitrate = bitrate
+        configuration.encoder.keyFrameInterval = gop
+        return ServicesConfiguration.Source(
+            id: sourceID, pipeline: configuration,
+            recording: try record.map { try recording.configuration(sourceID: sourceID, directory: $0) })
+    }
+}
