@@ -153,7 +153,13 @@ let package = Package(
             name: "SightlineEndToEndTests",
             dependencies: [
                 "SightlinePipeline", "SightlineBus", "SightlineSamples", "SightlineTesting", "SightlineRecorder",
-                "SightlineMovie", "SightlineCapture", "CZMQ",
+                "SightlineMovie", "SightlineCapture", "SightlineService", "CZMQ",
+            ]),
+        .testTarget(
+            name: "SightlineServiceTests",
+            dependencies: [
+                "SightlineService", "SightlineRecorder", "SightlineMovie", "SightlineCore", "SightlineTesting",
+                .product(name: "Logging", package: "swift-log"),
             ]),
     ],
     swiftLanguageModes: [.v6],

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up and runs every test: the Swift suites, the camera suites against a real V4L2
 # device, then the Python example clients (events, GPS feeder, Haar detector) against a
-# real `sightline run`, export of a real recording, and the console in headless Chromium.
+# real `sightline run`, export of a real recording, the console in headless Chromium, and
+# `sightline serve` with its metrics, health and retention.
 # This is the
 # README's test command and what CI runs.
 set -euo pipefail
@@ -33,3 +34,11 @@ tools/test-python-client.sh
 tools/test-examples.sh
 python3 tools/test-console.py "$(swift build --show-bin-path)/sightline"
 python3 tools/test-export.py "$(swift build --show-bin-path)/sightline"
+python3 tools/test-serve.py "$(swift build --show-bin-path)/sightline"
+
+# Long tests (CI sets SIGHTLINE_LONG_TESTS=1): 50 kills of a recording run at random moments,
+# and a 30-minute soak of `serve` (SIGHTLINE_SOAK_MINUTES shortens it).
+if [ "${SIGHTLINE_LONG_TESTS:-0}" = 1 ]; then
+  python3 tools/test-crash.py "$(swift build --show-bin-path)/sightline" 50
+  python3 tools/test-soak.py "$(swift build --show-bin-path)/sightline"
+fi

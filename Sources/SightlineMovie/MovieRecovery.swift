@@ -16,15 +16,19 @@ public enum MovieRecovery {
         case inUse
     }
 
-    /// Recovers `path` in place, or removes it when it holds no frame.
-    public static func recover(path: String) throws -> Outcome {
+    /// Recovers `path` in place, or removes it when it holds no frame. A file too short to
+    /// hold even one box header (a recorder killed between creating its file and writing
+    /// to it) says nothing of what it is: it is removed only when `isRecording`, that is when
+    /// it is named as a recorder names its files, and refused otherwise.
+    public static func recover(path: String, isRecording: Bool = false) throws -> Outcome {
         let file = try MovieFile(path: path, mode: .update)
         defer { file.close() }
         guard file.tryLock() else { return .inUse }
         let scan = try file.topLevelBoxes()
         let originalSize = try file.size
         let movies = scan.boxes.filter { $0.type == "moov" }
-        if originalSize < 8 || (scan.boxes.isEmpty && (try? file.read(4, at: 4)) == Array("ftyp".utf8)) {
+        if (originalSize < 8 && isRecording) || (scan.boxes.isEmpty && (try? file.read(4, at: 4)) == Array("ftyp".utf8))
+        {
             // Killed between creating the file and writing its first box: nothing to keep.
             return try remove(path, bytes: originalSize)
         }
@@ -33,7 +37,10 @@ public enum MovieRecovery {
         }
         guard let initial = movies.first else {
             // Media without a header is another muxer's file cut short: not ours to delete.
-            if !scan.boxes.contains(where: { $0.type == "mdat" }) { return try remove(path, bytes: originalSize) }
+            let cutInside = scan.incompleteAt.flatMap { try? file.read(4, at: $0 + 4) }
+            if !scan.boxes.contains(where: { $0.type == "mdat" }) && cutInside != Array("mdat".utf8) {
+                return try remove(path, bytes: originalSize)
+            }
             throw MovieError.unreadable(
                 path: path, reason: "no 'moov' box: the recording died before its header was written")
         }

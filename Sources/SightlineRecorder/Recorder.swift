@@ -110,7 +110,8 @@ public final class Recorder {
         for name in files.sorted() where name.hasSuffix(".mov") {
             let path = "\(directory)/\(name)"
             do {
-                let outcome = try MovieRecovery.recover(path: path)
+                let outcome = try MovieRecovery.recover(
+                    path: path, isRecording: RecordingName.sourceID(of: name) != nil)
                 switch outcome {
                 case .alreadyFinalised, .inUse: continue
                 case .recovered(let fragments, let discarded):
@@ -143,6 +144,12 @@ public final class Recorder {
                 learnTrack(MetadataIdentifier.detectedMachineReadableCodes, .detectedMachineReadableCodes)
             }
             if message.status?.detections?.contains("identities") == true { learnNamedFaces() }
+            // The source ended or failed: its file is complete. One opened again (`serve`)
+            // starts a new file at its first key frame.
+            if let state = message.status?.state, state == .stopped || state == .failed {
+                finish()
+                lastVideoSequence = nil  // a new run numbers its messages from 0
+            }
         default: break
         }
     }
@@ -236,7 +243,14 @@ public final class Recorder {
             delayed.removeFirst()
             writeMetadata(upTo: sample.presentationTime)
             do {
+                let synced = writer.videoSamplesWritten
                 try writer.append(sample)
+                if writer.videoSamplesWritten != synced {
+                    // What a crash can no longer take: the crash tests read this line.
+                    logger.debug(
+                        "fragment synced",
+                        metadata: ["file": "\(path ?? "")", "frames": "\(writer.videoSamplesWritten)"])
+                }
                 fileFrames += 1
                 writtenUntil = max(writtenUntil ?? sample.presentationTime, sample.presentationTime)
             } catch {

@@ -54,6 +54,12 @@ public final class RecorderService: Service, @unchecked Sendable {
     }
 
     public func run() async throws {
+        try await BlockingLoop.run(name: "recorder-\(recorder.configuration.sourceID)") { [self] stop in
+            try record(until: stop)
+        }
+    }
+
+    private func record(until stop: StopRequest) throws {
         var idleSince = ContinuousClock.now
         var sourceStopped = false
         var snapshotAt = ContinuousClock.now
@@ -69,14 +75,11 @@ public final class RecorderService: Service, @unchecked Sendable {
                 recorder.retention?.enforce()
             }
             if (untilSourceStops && sourceStopped)
-                || (Task.isShuttingDownGracefully && (sourceStopped || ContinuousClock.now - idleSince > .seconds(2)))
+                || (stop.isRequested && (sourceStopped || ContinuousClock.now - idleSince > .seconds(2)))
             {
                 break
             }
-            guard let received = try subscriber.receive(timeout: .milliseconds(50)) else {
-                await Task.yield()
-                continue
-            }
+            guard let received = try subscriber.receive(timeout: .milliseconds(50)) else { continue }
             idleSince = .now
             if let state = received.message.status?.state, state == .stopped || state == .failed {
                 sourceStopped = true

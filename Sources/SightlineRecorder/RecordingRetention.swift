@@ -118,7 +118,7 @@ public final class RecordingRetention: Sendable {
     /// a crash's leftover, which start-up recovery would have done anyway).
     private func isFinalised(_ recording: Recording, state: inout State) -> Bool {
         if state.finalised[recording.path] == recording.stamp { return true }
-        switch try? MovieRecovery.recover(path: recording.path) {
+        switch try? MovieRecovery.recover(path: recording.path, isRecording: true) {
         case .alreadyFinalised, .recovered:
             guard let stamp = Self.stamp(recording.path) else { return false }
             state.finalised[recording.path] = stamp
@@ -151,8 +151,10 @@ public final class RecordingRetention: Sendable {
 }
 
 /// How a recorder names its files: `<source>-<yyyyMMdd'T'HHmmss'Z'>[-N].mov`.
-enum RecordingName {
-    static func sourceID(of name: String) -> String? {
+public enum RecordingName {
+    /// The source a file name says the recording is of; nil for a name a recorder does not
+    /// give.
+    public static func sourceID(of name: String) -> String? {
         guard name.hasSuffix(".mov") else { return nil }
         var stem = Substring(name.dropLast(4))
         // An optional "-N" counter after the time.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SightlineCore
 import SightlineMovie
+import SightlineRecorder
 
 struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -121,7 +122,10 @@ struct RecoverCommand: ParsableCommand {
         var failed = 0
         for file in files {
             do {
-                print("\(file): \(MovieRecovery.describe(try MovieRecovery.recover(path: file)))")
+                let isRecording = RecordingName.sourceID(of: URL(fileURLWithPath: file).lastPathComponent) != nil
+                print(
+                    "\(file): \(MovieRecovery.describe(try MovieRecovery.recover(path: file, isRecording: isRecording)))"
+                )
             } catch {
                 FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
                 failed += 1

@@ -6,6 +6,7 @@ import SightlineBus
 import SightlineCore
 import SightlineDetection
 import SightlinePipeline
+import SightlineRecorder
 import SightlineService
 
 struct RunCommand: AsyncParsableCommand {
@@ -113,22 +114,18 @@ final class EventPrinter: Service, @unchecked Sendable {
     /// Prints until asked to shut down (the group asks once the pipeline has finished), then
     /// until the pipeline's final status has arrived, or nothing has for two seconds.
     func run() async throws {
-        var idleSince = ContinuousClock.now
-        var sawFinalStatus = false
-        while true {
-            if Task.isShuttingDownGracefully && (sawFinalStatus || ContinuousClock.now - idleSince > .seconds(2)) {
-                subscriber.close()
-                return
+        try await BlockingLoop.run(name: "printer") { [self] stop in
+            var idleSince = ContinuousClock.now
+            var sawFinalStatus = false
+            while !(stop.isRequested && (sawFinalStatus || ContinuousClock.now - idleSince > .seconds(2))) {
+                guard let received = try subscriber.receive(timeout: .milliseconds(50)) else { continue }
+                idleSince = .now
+                printLine(received.json)
+                if let state = received.message.status?.state, state == .stopped || state == .failed {
+                    sawFinalStatus = true
+                }
             }
-            guard let received = try subscriber.receive(timeout: .milliseconds(50)) else {
-                await Task.yield()
-                continue
-            }
-            idleSince = .now
-            printLine(received.json)
-            if let state = received.message.status?.state, state == .stopped || state == .failed {
-                sawFinalStatus = true
-            }
+            subscriber.close()
         }
     }
 }

@@ -45,8 +45,14 @@ import Testing
             try Data(unfinished.prefix(Int(offset))).write(to: URL(fileURLWithPath: path))
             let complete = boxes.filter { $0.type == "mdat" && $0.start + $0.size <= offset }
             if complete.isEmpty {
-                // Cut before its first fragment was whole: no frame to keep, so no file.
-                #expect(try MovieRecovery.recover(path: path) == .removedEmpty(bytes: offset), "cut at \(offset)")
+                // Cut before its first fragment was whole: no frame to keep, so no file. Too
+                // short for a box header, only a file named as a recording is removed.
+                if offset < 8 {
+                    #expect(throws: MovieError.self) { try MovieRecovery.recover(path: path) }
+                }
+                #expect(
+                    try MovieRecovery.recover(path: path, isRecording: true) == .removedEmpty(bytes: offset),
+                    "cut at \(offset)")
                 #expect(!FileManager.default.fileExists(atPath: path), "cut at \(offset)")
                 continue
             }
@@ -85,6 +91,20 @@ import Testing
         _ = writer
         writer = nil  // as a killed process: the lock goes with the descriptor
         #expect(try MovieRecovery.recover(path: path) == .removedEmpty(bytes: size))
+    }
+
+    /// What is not ours is never deleted: another muxer's file (its header at the end) cut
+    /// inside its media, or a short file not named as a recording, is refused and kept.
+    @Test func filesThatAreNotOurRecordingsAreKept() throws {
+        let cut = directory.file("camera-app.mov")
+        let ftyp: [UInt8] = [0, 0, 0, 20] + Array("ftypqt  ".utf8) + [0, 0, 2, 0] + Array("qt  ".utf8)
+        let mdat: [UInt8] = [0, 1, 0, 0] + Array("mdat".utf8) + Array(repeating: 7, count: 1000)
+        try Data(ftyp + mdat).write(to: URL(fileURLWithPath: cut))
+        #expect(throws: MovieError.self) { try MovieRecovery.recover(path: cut) }
+        let short = directory.file("notes.txt")
+        try Data("vm\n".utf8).write(to: URL(fileURLWithPath: short))
+        #expect(throws: MovieError.self) { try MovieRecovery.recover(path: short) }
+        #expect(FileManager.default.fileExists(atPath: cut) && FileManager.default.fileExists(atPath: short))
     }
 
     private func expectedVideoSamples(before end: UInt64) -> Int {
