@@ -17,6 +17,7 @@ packages=(
   libzxing-dev                                                  # barcodes and QR codes
   libfreetype-dev fonts-dejavu-core                             # text in burned-in clips
   ffmpeg libimage-exiftool-perl mediainfo                       # independent readers in tests
+  prometheus                                                    # promtool checks the /metrics text
   python3 python3-zmq                                           # the example client
   chromium chromium-driver                                      # the console's browser tests
 )
