@@ -32,8 +32,11 @@ public final class Recorder {
         }
         return live
     }
-    /// Why recording stopped early (disk nearly full, a write failed), if it did.
+    /// Why recording stopped for good (a write failed), if it did.
     public private(set) var stopReason: String?
+    /// Why recording is paused, while free space is below `minimumFreeSpace`: it resumes at
+    /// the first key frame once there is room again (retention, or someone, freed some).
+    public private(set) var pausedReason: String?
     private let logger: Logger
 
     private var writer: MovieWriter?
@@ -183,6 +186,7 @@ public final class Recorder {
         let units = H264.nalUnits(annexB: payload)
         guard !units.isEmpty else { return drop("malformed", log: "a video message holds no H.264 NAL unit") }
 
+        if pausedReason != nil, !info.keyFrame { return drop("diskFull") }
         if (writer == nil && nextFile == nil) || waitingAfterGap {
             guard info.keyFrame else { return drop(waitingAfterGap ? "gap" : "beforeKeyFrame") }
             waitingAfterGap = false
@@ -451,16 +455,33 @@ public final class Recorder {
         logger.error("recording stopped: \(reason)", metadata: ["source": "\(configuration.sourceID)"])
     }
 
+    /// At each key frame: below `minimumFreeSpace`, the file in progress is finished with
+    /// the frames before this key frame and recording pauses; at the first key frame with
+    /// room again, a new file starts.
     private func hasFreeSpace() -> Bool {
         var info = statvfs()
         guard statvfs(configuration.directory, &info) == 0 else { return true }
         let free = UInt64(info.f_bavail) * UInt64(info.f_frsize)
-        guard free < configuration.minimumFreeSpace else { return true }
-        flushVideo(until: nil)  // the frames before this key frame complete their group
-        writeMetadata(upTo: nil)
-        stop(
-            "only \(free >> 20) MiB free in \(configuration.directory) (the limit is \(configuration.minimumFreeSpace >> 20) MiB)"
-        )
+        if free >= configuration.minimumFreeSpace {
+            if pausedReason != nil {
+                pausedReason = nil
+                logger.notice(
+                    "recording resumed", metadata: ["source": "\(configuration.sourceID)", "freeMiB": "\(free >> 20)"])
+            }
+            return true
+        }
+        if pausedReason == nil {
+            flushVideo(until: nil)  // the frames before this key frame complete their group
+            writeMetadata(upTo: nil)
+            closeFile()
+            nextFile = nil
+            pausedReason =
+                "only \(free >> 20) MiB free in \(configuration.directory) (the limit is \(configuration.minimumFreeSpace >> 20) MiB)"
+            logger.error(
+                "recording paused: \(pausedReason!); it resumes once there is room",
+                metadata: ["source": "\(configuration.sourceID)"])
+        }
+        drop("diskFull")
         return false
     }
 

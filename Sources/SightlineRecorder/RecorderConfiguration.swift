@@ -11,7 +11,7 @@ public struct RecorderConfiguration: Sendable {
     public var segmentDuration: MediaTime?
     /// Start a new file at the first key frame after a file reaches this size.
     public var maximumFileSize: UInt64?
-    /// Stop recording, keeping what was written, before free space drops below this.
+    /// Pause recording, keeping what was written, while free space is below this.
     public var minimumFreeSpace: UInt64 = 512 << 20
     /// How long and how much this source's recordings are kept; the oldest finished files
     /// past it are deleted (see `RecordingRetention`).
@@ -35,8 +35,9 @@ public struct RecorderCounters: Sendable, Equatable, Codable {
     public var videoReceived = 0
     public var framesWritten = 0
     /// Video messages dropped, by reason: `gap` (waiting for a key frame after lost
-    /// messages), `beforeKeyFrame` (joined mid-GOP), `malformed`, `stopped` (recording stopped),
-    /// `writeFailed` (in a fragment the disk refused).
+    /// messages), `beforeKeyFrame` (joined mid-GOP), `malformed`, `diskFull` (paused below
+    /// the minimum free space), `stopped` (a write failed), `writeFailed` (in a fragment the
+    /// disk refused).
     public var framesDropped: [String: Int] = [:]
     /// Video messages lost on the way (sequence gaps), and how many gaps there were.
     public var messagesLost = 0

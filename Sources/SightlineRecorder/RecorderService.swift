@@ -41,15 +41,18 @@ public final class RecorderService: Service, @unchecked Sendable {
     /// second ago (the recorder itself belongs to `run()`'s task).
     public struct Snapshot: Sendable {
         public var counters: RecorderCounters
-        /// Why recording stopped, if it did.
+        /// Why recording stopped for good, if it did.
         public var stopReason: String?
+        /// Why recording is paused (the disk is nearly full), while it is.
+        public var pausedReason: String? = nil
     }
 
     /// Any thread.
     public var snapshot: Snapshot { published.withLock { $0 } }
 
     private func publishSnapshot() {
-        let snapshot = Snapshot(counters: recorder.liveCounters, stopReason: recorder.stopReason)
+        let snapshot = Snapshot(
+            counters: recorder.liveCounters, stopReason: recorder.stopReason, pausedReason: recorder.pausedReason)
         published.withLock { $0 = snapshot }
     }
 

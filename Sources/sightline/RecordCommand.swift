@@ -15,7 +15,7 @@ struct RecordingOptions: ParsableArguments {
     @Option(help: "Start a new file at the first key frame after this size (500M, 2G).")
     var maxSize: String?
 
-    @Option(help: "Stop recording before free space drops below this: the last guard behind --keep and --max-total.")
+    @Option(help: "Pause recording while free space is below this: the last guard behind --keep and --max-total.")
     var minFree = "512M"
 
     @Option(help: "Seconds between fragments synced to disk: at most this much is lost in a crash.")

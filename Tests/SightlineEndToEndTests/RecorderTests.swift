@@ -286,9 +286,9 @@ import Testing
         return messages
     }
 
-    /// A small file system that fills up: `--min-free` stops recording cleanly, and a write
+    /// A small file system that fills up: `--min-free` pauses recording cleanly, and a write
     /// that fails anyway leaves a file that is valid up to its last fragment.
-    @Test(.enabled(if: SmallFileSystem.canMount)) func aFullDiskStopsRecordingAndKeepsTheFile() throws {
+    @Test(.enabled(if: SmallFileSystem.canMount)) func aFullDiskPausesRecordingAndKeepsTheFile() throws {
         let disk = try SmallFileSystem(kilobytes: 1024)
         // Fragments end on the sample's key frames, every 2 s and about 75K each: free space
         // falls below 900K by the second fragment, whichever key frame the check sees first.
@@ -300,7 +300,7 @@ import Testing
             timeout: 60)
         #expect(
             limited.stderrLines.contains {
-                $0.contains("recording stopped: only") && $0.contains("MiB free in \(disk.path)")
+                $0.contains("recording paused: only") && $0.contains("MiB free in \(disk.path)")
             })
         let file = try #require(try recordings(in: disk.path).first)
         let movie = try MovieReader(path: file)
@@ -319,6 +319,36 @@ import Testing
         let kept = try MovieReader(path: cut)
         #expect(kept.warnings.isEmpty && kept.tracks[0].samples.count > 0)
         #expect(try decodedFrames(cut) == kept.tracks[0].samples.count)
+    }
+
+    /// Paused below the minimum free space, recording resumes at the first key frame once
+    /// there is room again, in a new file; the frames in between are counted, not lost
+    /// silently. The key frames are every 2 s, so each pause and resume falls on one.
+    @Test(.enabled(if: SmallFileSystem.canMount)) func recordingResumesWhenThereIsRoomAgain() async throws {
+        let received = try await publishedMessages(source: "room")
+        let disk = try SmallFileSystem(kilobytes: 1024)
+        var configuration = RecorderConfiguration(sourceID: "room", directory: disk.path)
+        configuration.minimumFreeSpace = 1024 * 1024 - 100 * 1024  // about one 2 s group of pictures
+        let recorder = try Recorder(configuration: configuration, logger: logger)
+        var freed: [String] = []
+        for message in received {
+            recorder.handle(message)
+            if recorder.pausedReason != nil, freed.isEmpty {
+                // What an operator (or retention) does: the finished file goes elsewhere.
+                freed = try recordings(in: disk.path)
+                for file in freed { try FileManager.default.removeItem(atPath: file) }
+            }
+        }
+        recorder.finish()
+        #expect(freed.count == 1)
+        let files = recorder.counters.files
+        #expect(files.count >= 2, "\(files)")
+        #expect(recorder.counters.framesDropped["diskFull", default: 0] > 0, "\(recorder.counters.framesDropped)")
+        #expect(recorder.stopReason == nil)
+        let last = try #require(files.last)
+        let movie = try MovieReader(path: last)
+        #expect(!movie.isFragmented && movie.tracks[0].samples[0].isSync && movie.tracks[0].samples.count >= 60)
+        #expect(try decodedFrames(last) == movie.tracks[0].samples.count)
     }
 
     func decodedFrames(_ path: String) throws -> Int {

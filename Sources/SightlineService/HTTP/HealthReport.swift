@@ -10,7 +10,8 @@ public struct HealthReport: Sendable, Codable, Equatable {
         /// source this process only records.
         public var state: String
         public var reason: String?
-        /// `recording`, `stopped`, or nil when this process does not record the source.
+        /// `recording`, `paused` (the disk is nearly full), `stopped` (a write failed), or nil
+        /// when this process does not record the source.
         public var recorder: String?
         public var recorderReason: String?
     }
@@ -29,8 +30,8 @@ public struct HealthReport: Sendable, Codable, Equatable {
             if ["interrupted", "failed"].contains(source.state) {
                 problems.append("\(source.id): \(source.state)\(source.reason.map { ": \($0)" } ?? "")")
             }
-            if source.recorder == "stopped" {
-                problems.append("\(source.id): recorder stopped: \(source.recorderReason ?? "")")
+            if let recorder = source.recorder, recorder != "recording" {
+                problems.append("\(source.id): recorder \(recorder): \(source.recorderReason ?? "")")
             }
             return problems
         }
@@ -55,7 +56,7 @@ public struct HealthReport: Sendable, Codable, Equatable {
         let recorder = monitored.recorder?.snapshot
         return Source(
             id: monitored.id, state: state, reason: reason,
-            recorder: recorder.map { $0.stopReason == nil ? "recording" : "stopped" },
-            recorderReason: recorder?.stopReason)
+            recorder: recorder.map { $0.stopReason != nil ? "stopped" : $0.pausedReason != nil ? "paused" : "recording" },
+            recorderReason: recorder?.stopReason ?? recorder?.pausedReason)
     }
 }

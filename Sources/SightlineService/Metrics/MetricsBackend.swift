@@ -27,7 +27,7 @@ public struct MetricsBackend: Sendable {
         "sightline_recorder_metadata_samples_dropped_total": "Timed metadata samples not written, by reason.",
         "sightline_recorder_written_bytes_total": "Bytes written into recordings.",
         "sightline_recorder_files_finished_total": "Recordings finalised.",
-        "sightline_recorder_up": "1 while the recorder records, 0 once it has stopped (disk full, write failed).",
+        "sightline_recorder_up": "1 while the recorder records, 0 while it is paused (disk nearly full) or stopped.",
         "sightline_retention_deleted_files_total": "Recordings deleted by retention (age or total size).",
         "sightline_disk_free_bytes": "Free bytes for unprivileged users in a recordings directory's file system.",
     ]

@@ -84,7 +84,8 @@ public final class SourceMetrics: Sendable {
         if let recorder = source.recorder {
             let snapshot = recorder.snapshot
             let counters = snapshot.counters
-            Gauge(label: "sightline_recorder_up", dimensions: id).record(snapshot.stopReason == nil ? 1 : 0)
+            Gauge(label: "sightline_recorder_up", dimensions: id)
+                .record(snapshot.stopReason == nil && snapshot.pausedReason == nil ? 1 : 0)
             set("sightline_recorder_frames_written_total", id, counters.framesWritten, &mirrored)
             for (reason, count) in counters.framesDropped {
                 set("sightline_recorder_frames_dropped_total", id + [("reason", reason)], count, &mirrored)
