@@ -216,12 +216,23 @@ try:
           f"{written} vs {on_disk}")
     check("files finished equal shelf's files",
           metric(text, "sightline_recorder_files_finished_total", source="shelf") == len(shelf_files))
-    deleted_lines = [line for line in log_path.read_text().splitlines() if "retention: deleted" in line]
+    # Retention goes on deleting: compare a scrape with the log lines written before and after
+    # it, when no deletion came in between (a scrape waits for a retention pass to finish).
+    def deleted_logged(source):
+        return sum(1 for line in log_path.read_text().splitlines()
+                   if "retention: deleted" in line and f"source={source}" in line)
+
     for source in ("lobby", "yard"):
-        logged = sum(1 for line in deleted_lines if f"source={source}" in line)
+        compared = []
+
+        def steady():
+            before = deleted_logged(source)
+            counted = metric(get(metrics_port, "/metrics")[1], "sightline_retention_deleted_files_total", source=source)
+            compared[:] = [before, counted]
+            return deleted_logged(source) == before
+        wait_for(steady, 60, f"a scrape between two of {source}'s deletions")
         check(f"retention_deleted_files_total for {source} equals its log lines",
-              metric(text, "sightline_retention_deleted_files_total", source=source) == logged >= 1,
-              f"{metric(text, 'sightline_retention_deleted_files_total', source=source)} vs {logged}")
+              compared[1] == compared[0] >= 1, f"{compared[1]} vs {compared[0]}")
     check("disk free is reported for the recordings directory",
           metric(text, "sightline_disk_free_bytes", directory=str(recordings)) > 0)
 finally:
