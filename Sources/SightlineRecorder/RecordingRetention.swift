@@ -96,7 +96,11 @@ public final class RecordingRetention: Sendable {
             guard expired || overTotal else { continue }
             guard isFinalised(recording, state: &state) else { continue }
             guard unlink(recording.path) == 0 else {
-                logger.error("retention: cannot delete \(recording.path): \(String(cString: strerror(errno)))")
+                // Gone already: another process's retention over the same directory.
+                if errno != ENOENT {
+                    logger.error("retention: cannot delete \(recording.path): \(String(cString: strerror(errno)))")
+                }
+                total -= recording.stamp.size
                 continue
             }
             total -= recording.stamp.size

@@ -95,10 +95,15 @@ public final class SightlineServices: Sendable {
         var runners: [SourceRunner] = []
         var recorders: [RecorderService] = []
         var monitored: [MonitoredSource] = []
-        let overall = configuration.sources.compactMap(\.recording)
-        let overallRule = RecordingRetention.Rule(
-            policy: configuration.overallRetention, directories: Array(Set(overall.map(\.directory))).sorted(),
-            sourceID: nil)
+        // One retention for every recorder, each source's rule and the overall one under one
+        // lock, so two recorders never pick the same file.
+        let recordings = configuration.sources.compactMap(\.recording)
+        let retention = RecordingRetention(
+            rules: recordings.map { RecordingRetention.Rule($0.retention, for: $0) } + [
+                RecordingRetention.Rule(
+                    policy: configuration.overallRetention,
+                    directories: Array(Set(recordings.map(\.directory))).sorted(), sourceID: nil)
+            ], logger: logger)
         for source in configuration.sources {
             var runner: SourceRunner?
             var recorderEndpoints: [Endpoint] = [local]
@@ -120,11 +125,9 @@ public final class SightlineServices: Sendable {
             }
             var recorder: RecorderService?
             if let recording = source.recording {
-                let rules = [RecordingRetention.Rule(recording.retention, for: recording), overallRule]
                 recorder = try RecorderService(
                     configuration: recording, endpoints: recorderEndpoints, curve: recorderCurve,
-                    untilSourceStops: configuration.recordUntilSourceStops,
-                    retention: RecordingRetention(rules: rules, logger: logger), logger: logger)
+                    untilSourceStops: configuration.recordUntilSourceStops, retention: retention, logger: logger)
             }
             runners += runner.map { [$0] } ?? []
             recorders += recorder.map { [$0] } ?? []
@@ -137,8 +140,7 @@ public final class SightlineServices: Sendable {
         self.monitored = monitored
         if let endpoint = configuration.metrics {
             let backend = MetricsBackend.shared
-            let metrics = SourceMetrics(
-                sources: monitored, retention: recorders.compactMap(\.recorder.retention))
+            let metrics = SourceMetrics(sources: monitored, retention: retention)
             operations = OperationsServer.application(
                 endpoint: endpoint, backend: backend, metrics: metrics, sources: monitored, logger: logger,
                 onListening: onMetricsListening)

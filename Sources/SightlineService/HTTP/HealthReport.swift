@@ -56,7 +56,9 @@ public struct HealthReport: Sendable, Codable, Equatable {
         let recorder = monitored.recorder?.snapshot
         return Source(
             id: monitored.id, state: state, reason: reason,
-            recorder: recorder.map { $0.stopReason != nil ? "stopped" : $0.pausedReason != nil ? "paused" : "recording" },
+            recorder: recorder.map {
+                $0.stopReason != nil ? "stopped" : $0.pausedReason != nil ? "paused" : "recording"
+            },
             recorderReason: recorder?.stopReason ?? recorder?.pausedReason)
     }
 }

@@ -27,7 +27,7 @@ public struct MonitoredSource: Sendable {
 /// goes on growing from where it was. Updated before each scrape; thread-safe.
 public final class SourceMetrics: Sendable {
     private let sources: [MonitoredSource]
-    private let retention: [RecordingRetention]
+    private let retention: RecordingRetention
     private let mirrored = Mutex<[String: Mirrored]>([:])
 
     private struct Mirrored {
@@ -35,7 +35,7 @@ public final class SourceMetrics: Sendable {
         var last: Int
     }
 
-    public init(sources: [MonitoredSource], retention: [RecordingRetention]) {
+    public init(sources: [MonitoredSource], retention: RecordingRetention) {
         self.sources = sources
         self.retention = retention
     }
@@ -44,9 +44,7 @@ public final class SourceMetrics: Sendable {
     public func update() {
         mirrored.withLock { mirrored in
             for source in sources { update(source, &mirrored) }
-            var deleted: [String: Int] = [:]
-            for retention in retention { deleted.merge(retention.deleted, uniquingKeysWith: +) }
-            for (source, count) in deleted {
+            for (source, count) in retention.deleted {
                 set("sightline_retention_deleted_files_total", [("source", source)], count, &mirrored)
             }
         }
