@@ -281,7 +281,73 @@ finally:
     guarded.send_signal(signal.SIGTERM)
     guarded.wait(timeout=60)
 
-# 4. The systemd unit is one systemd accepts (where systemd-analyze is installed).
+# 4. Keys: serve's own endpoint with CURVE (an allowed subscriber gets events, a stranger
+# nothing), and serve publishing to a CURVE broker as one source would.
+keys = work / "keys"
+(keys / "clients").mkdir(parents=True)
+for name in ("broker", "serve", "me", "stranger"):
+    run("keys", "generate", "--name", name, "--out", str(keys))
+for name in ("serve", "me"):
+    (keys / "clients" / f"{name}.pub").write_text((keys / f"{name}.pub").read_text())
+
+
+def events_seen(endpoint, key, server_key):
+    """Face events a subscriber with `key` gets within 30 s (it stops at the first three)."""
+    events = subprocess.Popen(
+        [binary, "events", "--connect", endpoint, "--curve-key", str(keys / f"{key}.key"), "--server-key",
+         str(keys / f"{server_key}.pub"), "--kind", "events"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        text=True)
+    lines = []
+    deadline = time.monotonic() + 30
+    os.set_blocking(events.stdout.fileno(), False)
+    while time.monotonic() < deadline and len(lines) < 3:
+        lines += [line for line in (events.stdout.readline(),) if line]
+        time.sleep(0.05)
+    events.kill()
+    events.wait()
+    return len(lines)
+
+
+def serve_with(bus_keys, subscribe):
+    keyed = work / "keyed.yml"
+    keyed.write_text(bus_keys + f"""
+sources:
+  - source-id: lobby
+    source: {media}/faces_640x480.mp4
+    realtime: true
+    loop: true
+""")
+    log = open(work / "keyed.log", "w")
+    process = subprocess.Popen([binary, "serve", "--config", str(keyed)], stdout=log, stderr=log)
+    try:
+        return subscribe()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+        log.close()
+
+
+endpoint = f"tcp://127.0.0.1:{free_port()}"
+allowed, stranger = serve_with(
+    f"publish: {endpoint}\ncurve-key: {keys}/serve.key\nallow: {keys}/clients\n",
+    lambda: (events_seen(endpoint, "me", "serve"), events_seen(endpoint, "stranger", "serve")))
+check("an allowed key gets serve's events over CURVE", allowed >= 1, str(allowed))
+check("a key not on the allow-list gets nothing", stranger == 0, str(stranger))
+check("the refused key is logged", "not on the allow-list" in (work / "keyed.log").read_text())
+frontend, backend = f"tcp://127.0.0.1:{free_port()}", f"tcp://127.0.0.1:{free_port()}"
+broker = subprocess.Popen(
+    [binary, "broker", "--frontend", frontend, "--backend", backend, "--curve-key", str(keys / "broker.key"),
+     "--allow", str(keys / "clients")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+try:
+    through_broker = serve_with(
+        f"publish-to: {frontend}\ncurve-key: {keys}/serve.key\nserver-key: {keys}/broker.pub\n",
+        lambda: events_seen(backend, "me", "broker"))
+finally:
+    broker.send_signal(signal.SIGTERM)
+    broker.wait(timeout=30)
+check("serve publishes to a CURVE broker (publish-to)", through_broker >= 1, str(through_broker))
+
+# 5. The systemd unit is one systemd accepts (where systemd-analyze is installed).
 analyze = subprocess.run(["which", "systemd-analyze"], capture_output=True, text=True).stdout.strip()
 if analyze:
     unit = work / "sightline.service"
