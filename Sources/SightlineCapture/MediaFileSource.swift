@@ -148,9 +148,24 @@ public final class MediaFileSource: FrameSource {
         let pixelFormatName = av_get_pix_fmt_name(decoder.pointee.pix_fmt).map { String(cString: $0) } ?? "unknown"
         let input = InputDescription(
             url: url, width: Int(decoder.pointee.width), height: Int(decoder.pointee.height),
-            pixelFormat: pixelFormatName, frameRate: frameRate)
+            pixelFormat: pixelFormatName, frameRate: frameRate, orientation: Self.orientation(of: stream))
         return Opened(
             format: format, decoder: decoder, streamIndex: index, timeBase: stream.pointee.time_base, input: input)
+    }
+
+    /// The stream's display orientation: its display matrix (what iPhones and most cameras
+    /// write), else an old-style `rotate` tag; nil when upright.
+    private static func orientation(of stream: UnsafeMutablePointer<AVStream>) -> Int? {
+        var matrix = [Int32](repeating: 0, count: 9)
+        var orientation = 1
+        if cffmpeg_display_matrix(stream, &matrix) == 1 {
+            orientation = DisplayMatrix.exifOrientation(matrix)
+        } else if let tag = av_dict_get(stream.pointee.metadata, "rotate", nil, 0),
+            let degrees = Int(String(cString: tag.pointee.value))
+        {
+            orientation = DisplayMatrix.exifOrientation(rotateTag: degrees)
+        }
+        return orientation == 1 ? nil : orientation
     }
 
     deinit {

@@ -218,13 +218,20 @@ public struct InputDescription: Sendable, Codable, Equatable {
     public var pixelFormat: String
     /// Nominal frames per second, when the container says.
     public var frameRate: Double?
+    /// How the frames are turned for display, as an EXIF orientation (1 upright, 6 a quarter
+    /// turn clockwise, …, 8): the source's display matrix or `--orientation`. nil: upright.
+    /// Frames and detections stay in the stored orientation, as AVFoundation's do.
+    public var orientation: Int?
 
-    public init(url: String, width: Int, height: Int, pixelFormat: String, frameRate: Double?) {
+    public init(
+        url: String, width: Int, height: Int, pixelFormat: String, frameRate: Double?, orientation: Int? = nil
+    ) {
         self.url = url
         self.width = width
         self.height = height
         self.pixelFormat = pixelFormat
         self.frameRate = frameRate
+        self.orientation = orientation
     }
 }
 

@@ -1,4 +1,5 @@
 import Glibc
+import SightlineCore
 
 /// What one track of a movie holds: enough to write its `trak` box, for a fresh recording,
 /// a finalised one, or one rebuilt from fragments after a crash.
@@ -19,10 +20,8 @@ struct TrackLayout {
     /// `editMediaTime` on.
     var editDuration: UInt64?
     /// The display matrix (`tkhd`): a b u c d v x y w, 16.16 fixed point but u, v, w (2.30).
-    var matrix = TrackLayout.identity
+    var matrix = DisplayMatrix.identity
     var table = SampleTable()
-
-    static let identity: [Int32] = [0x0001_0000, 0, 0, 0, 0x0001_0000, 0, 0, 0, 0x4000_0000]
 
     var isVideo: Bool { handler == "vide" }
     var isMetadata: Bool { handler == "meta" }
@@ -138,7 +137,7 @@ enum MovieBoxes {
         }
     }
 
-    private static func matrix(_ w: inout ByteWriter, _ values: [Int32] = TrackLayout.identity) {
+    private static func matrix(_ w: inout ByteWriter, _ values: [Int32] = DisplayMatrix.identity) {
         for value in values { w.i32(value) }
     }
 

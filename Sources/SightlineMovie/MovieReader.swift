@@ -31,10 +31,10 @@ public struct MovieTrack: Sendable {
     /// The whole sample-entry box, byte for byte.
     public var sampleEntry: [UInt8] = []
     /// The display matrix (`tkhd`): a b u c d v x y w.
-    public var matrix: [Int32] = [0x0001_0000, 0, 0, 0, 0x0001_0000, 0, 0, 0, 0x4000_0000]
+    public var matrix: [Int32] = DisplayMatrix.identity
     /// How the matrix turns the track's frames for display, as an EXIF orientation (1
     /// upright … 8); 1 for a matrix that only scales or moves.
-    public var orientation: Int { MovieReader.exifOrientation(matrix) }
+    public var orientation: Int { DisplayMatrix.exifOrientation(matrix) }
 
     /// The `avcC` record of an `avc1` track: what an H.264 decoder is configured with.
     public var avcConfiguration: [UInt8]? {
@@ -179,22 +179,6 @@ public final class MovieReader {
             current = try Box.children(of: bytes, in: parent.payload).first(type)
         }
         return current
-    }
-
-    /// The EXIF orientation of a `tkhd` matrix `a b u c d v x y w`, from the signs of its
-    /// 2x2 part: (a, b, c, d) = (1, 0, 0, 1) is 1, (0, 1, -1, 0) a quarter turn clockwise (6).
-    public static func exifOrientation(_ matrix: [Int32]) -> Int {
-        let signs = [matrix[0], matrix[1], matrix[3], matrix[4]].map { $0.signum() }
-        switch (signs[0], signs[1], signs[2], signs[3]) {
-        case (-1, 0, 0, 1): return 2
-        case (-1, 0, 0, -1): return 3
-        case (1, 0, 0, -1): return 4
-        case (0, 1, 1, 0): return 5
-        case (0, 1, -1, 0): return 6
-        case (0, -1, -1, 0): return 7
-        case (0, -1, 1, 0): return 8
-        default: return 1
-        }
     }
 
     private func parseTrack(_ bytes: [UInt8], _ trak: Box) throws -> MovieTrack {

@@ -14,6 +14,9 @@ public struct PipelineConfiguration: Sendable {
     public var sourceOptions = MediaFileSource.Options()
     /// For a V4L2 device (`/dev/video*`): mode and reconnection.
     public var camera = V4L2Source.Options()
+    /// How the source is mounted, as an EXIF orientation (1-8), over what the source says
+    /// (a file's display matrix): a camera mounted turned. Recordings show it turned.
+    public var orientation: Int?
     /// What to look for in the frames.
     public var detect: Set<Detection> = [.faces]
     public var detector = FaceDetector.Configuration()
@@ -88,6 +91,9 @@ public final class AnalysisPipeline: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         guard !configuration.detect.isEmpty else { throw SightlineError.invalidArgument("nothing to detect") }
+        if let orientation = configuration.orientation, !(1...8).contains(orientation) {
+            throw SightlineError.invalidArgument("orientation \(orientation) is not an EXIF orientation 1-8")
+        }
         let source: any FrameSource
         let file: MediaFileSource?
         if V4L2Source.isDevice(configuration.source) {
@@ -192,8 +198,12 @@ public final class AnalysisPipeline: Service, Sendable {
         }
     }
 
-    /// What the source delivers.
-    public var input: InputDescription { session.input }
+    /// What the source delivers, turned as `orientation` says when given.
+    public var input: InputDescription {
+        var input = session.input
+        if let orientation = configuration.orientation { input.orientation = orientation == 1 ? nil : orientation }
+        return input
+    }
 
     /// The counters as they stand: frames in, drops by reason, detection time, messages.
     public var counters: PipelineCounters {
@@ -233,7 +243,7 @@ public final class AnalysisPipeline: Service, Sendable {
                 logger.warning("no subscriber after \(wait); publishing anyway")
             }
         }
-        let input = session.input
+        let input = self.input
         logger.info(
             "started",
             metadata: [

@@ -64,6 +64,9 @@ public final class Recorder {
     private var pendingMetadata: [(identifier: String, group: TimedMetadataGroup)] = []
     /// The last group of each identifier: still valid when a new file starts.
     private var active: [String: TimedMetadataGroup] = [:]
+    /// How the source's frames are turned for display (EXIF 2-8), once its status has said:
+    /// new files get the matrix and an orientation track, as iOS writes them.
+    private var orientation: Int?
     /// The identifiers of each client input's last group, which its next group replaces.
     private var inputIdentifiers: [String: Set<String>] = [:]
     private let codesEncoder: JSONEncoder = {
@@ -147,6 +150,7 @@ public final class Recorder {
                 learnTrack(MetadataIdentifier.detectedMachineReadableCodes, .detectedMachineReadableCodes)
             }
             if message.status?.detections?.contains("identities") == true { learnNamedFaces() }
+            if let orientation = message.status?.input?.orientation { learnOrientation(orientation) }
             // The source ended or failed: its file is complete. One opened again (`serve`)
             // starts a new file at its first key frame.
             if let state = message.status?.state, state == .stopped || state == .failed {
@@ -290,6 +294,21 @@ public final class Recorder {
         }
     }
 
+    /// The source is turned: new files show it turned (the video track's matrix) and say so
+    /// in an orientation track from their first frame; an open file ends at the next key frame.
+    private func learnOrientation(_ orientation: Int) {
+        guard orientation != self.orientation, (2...8).contains(orientation) else { return }
+        self.orientation = orientation
+        learnTrack(MetadataIdentifier.videoOrientation, .videoOrientation)
+        active[MetadataIdentifier.videoOrientation] = TimedMetadataGroup(
+            time: .zero,
+            items: [
+                MetadataItem(
+                    identifier: MetadataIdentifier.videoOrientation, dataType: .int16, value: .int(Int64(orientation)))
+            ])
+        if writer != nil { wantsNewFile = true }
+    }
+
     /// Codes as a JSON array of objects (ID, type, value, corners, bounds), as UTF-8 text.
     private func handleCodes(_ message: Message) {
         guard let time = message.time, let codes = message.codes,
@@ -402,7 +421,10 @@ public final class Recorder {
         let path = uniquePath(wallTimeNs: next.wallTimeNs)
         let writer = try MovieWriter(
             path: path, video: format, metadataTracks: tracks.map(\.format),
-            configuration: .init(fragmentInterval: configuration.fragmentInterval))
+            configuration: .init(
+                fragmentInterval: configuration.fragmentInterval,
+                videoMatrix: orientation.map { DisplayMatrix.matrix(exifOrientation: $0, width: width, height: height) }
+            ))
         fileTracks = Dictionary(uniqueKeysWithValues: tracks.enumerated().map { ($1.identifier, $0) })
         fileNamesFaces = tracks.contains { $0.format == .detectedFacesWithIdentities }
         wantsNewFile = false

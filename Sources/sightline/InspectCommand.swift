@@ -77,7 +77,10 @@ struct InspectCommand: ParsableCommand {
             if track.width > 0 { line += " \(track.width)x\(track.height)" }
             line +=
                 ", \(track.samples.count) samples, \(String(format: "%.3f", track.mediaDuration.seconds)) s, timescale \(track.timescale)"
-            if track.mediaType == "vide" { line += ", \(track.samples.filter(\.isSync).count) key frames" }
+            if track.mediaType == "vide" {
+                line += ", \(track.samples.filter(\.isSync).count) key frames"
+                if track.orientation != 1 { line += ", matrix orientation \(track.orientation)" }
+            }
             if !track.describes.isEmpty {
                 line += ", describes track \(track.describes.map(String.init).joined(separator: ","))"
             }

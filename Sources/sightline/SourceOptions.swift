@@ -31,6 +31,12 @@ struct SourceOptions: ParsableArguments {
     @Option(help: "Seconds a camera may stay unplugged or failed before the run stops.")
     var reconnectTimeout = 30.0
 
+    @Option(
+        help:
+            "How the camera is mounted, as an EXIF orientation: 1 upright, 3 upside down, 6 and 8 a quarter turn. Default: what the source says."
+    )
+    var orientation: Int?
+
     @Option(help: "Names this source in topics and messages.")
     var sourceID = "cam1"
 
@@ -124,6 +130,12 @@ struct SourceOptions: ParsableArguments {
         configuration.sourceID = sourceID
         configuration.sourceOptions = MediaFileSource.Options(realtime: realtime, loop: loop)
         configuration.camera = try cameraOptions()
+        if let orientation {
+            guard (1...8).contains(orientation) else {
+                throw ValidationError("--orientation \(orientation) is not an EXIF orientation 1-8")
+            }
+            configuration.orientation = orientation
+        }
         try detection.apply(to: &configuration)
         configuration.models = models.modelFiles
         try identity.apply(to: &configuration)

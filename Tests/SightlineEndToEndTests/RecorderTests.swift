@@ -351,6 +351,45 @@ import Testing
         #expect(try decodedFrames(last) == movie.tracks[0].samples.count)
     }
 
+    /// A turned source records turned, as an iPhone does: the video track's matrix and an
+    /// orientation track (int16 EXIF value) from the first frame, read back by ffprobe and
+    /// exiftool too. The source's display matrix says so, or `--orientation` for a camera
+    /// mounted turned; frames and detections stay as stored.
+    @Test func aTurnedSourceRecordsItsMatrixAndAnOrientationTrack() throws {
+        let fixture = CommandLineTests.movieTests.appendingPathComponent("Fixtures/iphone-layout.mov").path
+        for (arguments, expected) in [
+            (["--source", fixture], 6),
+            (["--source", SampleMedia.faces640x480.path, "--orientation", "3"], 3),
+        ] {
+            let out = directory.file("turned-\(expected)")
+            let run = try cli.sightline(
+                ["run"] + arguments + [
+                    "--record", out, "--publish", "tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())",
+                ])
+            #expect(run.status == 0, "\(run.stderrLines)")
+            let file = try #require(try recordings(in: out).first)
+            let movie = try MovieReader(path: file)
+            let video = try #require(movie.tracks.first { $0.mediaType == "vide" })
+            #expect(video.orientation == expected)
+            let track = try #require(movie.tracks.first { $0.metadataFormat == .videoOrientation })
+            let groups = try movie.metadataGroups(track: track.id)
+            #expect(groups.first?.time == .zero)
+            // One value held for the whole file (continued in each fragment).
+            #expect(!groups.isEmpty && groups.allSatisfy { $0.items.first?.value == .int(Int64(expected)) })
+            let rotation = try ExternalTool.run(
+                "ffprobe",
+                [
+                    "-v", "error", "-select_streams", "v:0", "-show_entries", "stream_side_data=rotation",
+                    "-of", "csv=p=0", file,
+                ])
+            #expect(rotation.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == (expected == 6 ? "-90" : "-180"))
+            let exif = try ExternalTool.run("exiftool", ["-ee", "-n", "-VideoOrientation", file])
+            #expect(exif.stdout.contains(": \(expected)"), "\(exif.stdout)")
+        }
+        try cli.expectOneLineError(
+            ["run", "--orientation", "9"], mentioning: "--orientation 9 is not an EXIF orientation 1-8")
+    }
+
     func decodedFrames(_ path: String) throws -> Int {
         let output = try ExternalTool.run(
             "ffmpeg", ["-v", "error", "-xerror", "-i", path, "-map", "0:v:0", "-f", "framemd5", "-"])
