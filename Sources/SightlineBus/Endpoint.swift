@@ -54,7 +54,7 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
     public var isLocalOnly: Bool {
         switch transport {
         case .ipc, .inproc: true
-        case .tcp: ["127.0.0.1", "localhost", "::1", "lo"].contains(host ?? "") || (host ?? "").hasPrefix("127.")
+        case .tcp: host.map { ListenAddress.isLoopback($0) || $0 == "lo" } ?? false
         }
     }
 }

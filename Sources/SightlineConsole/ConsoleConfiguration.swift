@@ -23,9 +23,7 @@ public struct ConsoleConfiguration: Sendable {
     public init() {}
 
     /// Whether only this machine can reach `host`.
-    public var listensOnLoopbackOnly: Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
-    }
+    public var listensOnLoopbackOnly: Bool { ListenAddress.isLoopback(host) }
 
     /// Refuses to listen beyond loopback without a token or an explicit `allowRemote`, and
     /// tokens a cookie cannot carry or a guess could find.

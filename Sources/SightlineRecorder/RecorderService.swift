@@ -75,7 +75,7 @@ public final class RecorderService: Service, @unchecked Sendable {
             // Files also age while none is closed (a source that stopped).
             if ContinuousClock.now - retentionAt > .seconds(60) {
                 retentionAt = .now
-                recorder.retention?.enforce()
+                recorder.retention?.enforceIfDue()
             }
             if (untilSourceStops && sourceStopped)
                 || (stop.isRequested && (sourceStopped || ContinuousClock.now - idleSince > .seconds(2)))

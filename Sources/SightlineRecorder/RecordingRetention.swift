@@ -55,6 +55,9 @@ public final class RecordingRetention: Sendable {
 
     private struct State {
         var deleted: [String: Int] = [:]
+        /// When the last pass ran: recorders sharing this retention ask every minute, and one
+        /// pass serves them all.
+        var lastPass: ContinuousClock.Instant?
         /// Files found finalised, by path, with the size and time they had then: checked
         /// once, not on every pass.
         var finalised: [String: FileStamp] = [:]
@@ -82,7 +85,17 @@ public final class RecordingRetention: Sendable {
     /// Applies every rule now; returns the files deleted.
     @discardableResult
     public func enforce(now: Date = Date()) -> [String] {
-        state.withLock { state in rules.flatMap { enforce($0, now: now, state: &state) } }
+        state.withLock { state in
+            state.lastPass = .now
+            return rules.flatMap { enforce($0, now: now, state: &state) }
+        }
+    }
+
+    /// Applies every rule unless a pass ran within `interval`: files age while none is
+    /// finished (a source that stopped), and however many recorders ask, one pass will do.
+    public func enforceIfDue(every interval: Duration = .seconds(60)) {
+        let due = state.withLock { state in state.lastPass.map { .now - $0 >= interval } ?? true }
+        if due { enforce() }
     }
 
     private func enforce(_ rule: Rule, now: Date, state: inout State) -> [String] {
@@ -95,16 +108,15 @@ public final class RecordingRetention: Sendable {
             let overTotal = rule.policy.maximumTotal.map { total > $0 } ?? false
             guard expired || overTotal else { continue }
             guard isFinalised(recording, state: &state) else { continue }
+            total -= recording.stamp.size
+            state.finalised[recording.path] = nil
             guard unlink(recording.path) == 0 else {
                 // Gone already: another process's retention over the same directory.
                 if errno != ENOENT {
                     logger.error("retention: cannot delete \(recording.path): \(String(cString: strerror(errno)))")
                 }
-                total -= recording.stamp.size
                 continue
             }
-            total -= recording.stamp.size
-            state.finalised[recording.path] = nil
             state.deleted[recording.sourceID, default: 0] += 1
             removed.append(recording.path)
             logger.notice(

@@ -65,6 +65,9 @@ public final class SightlineServices: Sendable {
     /// Where this process's own subscribers (recorders, the console) get every source of
     /// a shared bus (`serve`).
     public let localEndpoint: Endpoint
+    /// Where this process's own subscribers get each source it analyses: its own inproc
+    /// endpoint (`run`), or `localEndpoint`.
+    public let localEndpoints: [String: Endpoint]
     private let broker: Broker?
     private let operations: (any Service)?
     private let logger: Logger
@@ -95,6 +98,7 @@ public final class SightlineServices: Sendable {
         var runners: [SourceRunner] = []
         var recorders: [RecorderService] = []
         var monitored: [MonitoredSource] = []
+        var localEndpoints: [String: Endpoint] = [:]
         // One retention for every recorder, each source's rule and the overall one under one
         // lock, so two recorders never pick the same file.
         let recordings = configuration.sources.compactMap(\.recording)
@@ -119,6 +123,7 @@ public final class SightlineServices: Sendable {
                     pipeline.connectToBroker = true
                     pipeline.brokerCurve = nil
                 }
+                localEndpoints[source.id] = recorderEndpoints[0]
                 runner = try Self.runner(pipeline, reopen: configuration.reopenFailedSources, logger: logger)
             } else if case .remote(let endpoints, let curve) = configuration.bus {
                 (recorderEndpoints, recorderCurve) = (endpoints, curve)
@@ -138,6 +143,7 @@ public final class SightlineServices: Sendable {
         self.runners = runners
         self.recorders = recorders
         self.monitored = monitored
+        self.localEndpoints = localEndpoints
         if let endpoint = configuration.metrics {
             let backend = MetricsBackend.shared
             let metrics = SourceMetrics(sources: monitored, retention: retention)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SightlineBus
 import SightlineConsole
+import SightlineCore
 
 struct ConsoleCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -73,9 +74,9 @@ struct ConsoleCommand: AsyncParsableCommand {
     }
 
     static func parseListen(_ text: String) throws -> (String, Int) {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
-            (0...65535).contains(port), colon != text.startIndex
-        else { throw ValidationError("--listen '\(text)' is not HOST:PORT, for example 127.0.0.1:8080") }
-        return (String(text[..<colon]).trimmingCharacters(in: ["[", "]"]), port)
+        guard let address = ListenAddress(text) else {
+            throw ValidationError("--listen '\(text)' is not HOST:PORT, for example 127.0.0.1:8080")
+        }
+        return (address.host, address.port)
     }
 }

@@ -89,8 +89,7 @@ struct RunCommand: AsyncParsableCommand {
         // In-process subscribers (the printer, the recorder) listen on an inproc endpoint
         // only this process can reach, which needs no keys even when the network one does.
         let printer =
-            try print
-            ? [EventPrinter(endpoint: runner.pipeline!.configuration.alsoPublish[0], sourceID: source.id)] : []
+            try print ? [EventPrinter(endpoint: services.localEndpoints[source.id]!, sourceID: source.id)] : []
         var failure: (any Error)?
         do { try await services.run(extra: printer) } catch { failure = error }
         Bus.finish()

@@ -24,21 +24,16 @@ public struct OperationsEndpoint: Sendable {
 
     /// `HOST:PORT`, as `--metrics` and the config file's `metrics:` give it.
     public init(listen text: String, token: String? = nil, allowRemote: Bool = false) throws {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
-            (0...65535).contains(port), colon != text.startIndex
-        else {
+        guard let address = ListenAddress(text) else {
             throw SightlineError.invalidArgument(
                 "metrics address '\(text)' is not HOST:PORT, for example 127.0.0.1:9560")
         }
-        self.init(
-            host: String(text[..<colon]).trimmingCharacters(in: ["[", "]"]), port: port, token: token,
-            allowRemote: allowRemote)
+        self.init(host: address.host, port: address.port, token: token, allowRemote: allowRemote)
         try validate()
     }
 
     func validate() throws {
-        let loopback = host == "localhost" || host == "::1" || host.hasPrefix("127.")
-        guard loopback || token != nil || allowRemote else {
+        guard ListenAddress.isLoopback(host) || token != nil || allowRemote else {
             throw SightlineError.invalidArgument(
                 "metrics on \(host) lets other machines read them: give a metrics token file, or --insecure")
         }
