@@ -50,7 +50,9 @@ let package = Package(
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
         .target(
             name: "CDlib",
-            cxxSettings: [.unsafeFlags(dlibFlags)],
+            exclude: ["Data"],
+            // Data/ holds the detector the shim embeds (.incbin finds it on this path).
+            cxxSettings: [.headerSearchPath("Data"), .unsafeFlags(dlibFlags)],
             linkerSettings: [.linkedLibrary("dlib"), .linkedLibrary("lapack"), .linkedLibrary("blas")]),
         // zxing-cpp (Debian libzxing-dev) for barcodes and QR codes, behind a C API.
         .target(name: "CZXing", cxxSettings: [.unsafeFlags(["-O2"])], linkerSettings: [.linkedLibrary("ZXing")]),

@@ -18,12 +18,22 @@ for size in 640x480 1280x720; do
   awk -v s="$size" -v a="$a" -v b="$b" 'BEGIN {printf "%s sightline detector is %.2fx the Python binding'"'"'s speed\n", s, b / a}'
 done
 
-# Whole processes, every frame, as a user runs them: `sightline run` against the loop a
-# Python user writes (PyAV → dlib → pyzmq, tools/bench-python-loop.py), best of 3 each,
-# alternated; and the faces each found, which must be the same.
+# Region tracking and the motion gate on clips made for them: faces entering, crossing and
+# leaving; a still scene with long quiet stretches.
+tracking=$(mktemp -d)
+trap 'rm -rf "$tracking"' EXIT
+tools/make-tracking-media.sh "$tracking" >/dev/null
+"$bin/sightline" bench --source "$tracking/crossing_1280x720.mp4" --source "$tracking/still_640x480.mp4" \
+  --full-scan-interval 5 --motion-gate | grep -E "detector |tracking"
+
+# Whole processes, every frame, as a user runs them: `sightline run` (scanning every frame
+# whole, then with --full-scan-interval 5) against the loop a Python user writes (PyAV →
+# dlib → pyzmq, tools/bench-python-loop.py), best of 3 each, alternated; the CPU each
+# spent per frame (user + system, best run); and the faces each found, which must be the
+# same for whole scans.
 python3 -c "import av" 2>/dev/null || python3 -m pip install --quiet av
 python3 - "$bin/sightline" "$media/faces_640x480.mp4" "$media/faces_1280x720.mp4" <<'PY'
-import json, socket, subprocess, sys, time
+import json, resource, socket, subprocess, sys, time
 
 def port():
     with socket.socket() as s:
@@ -31,26 +41,43 @@ def port():
         return s.getsockname()[1]
 
 def timed(command):
+    """Wall seconds, CPU seconds (user + system) and standard output of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-    return time.perf_counter() - started, output
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, output
+
+def faces(command):
+    printed = subprocess.run(command + ["--print"], check=True, capture_output=True, text=True).stdout
+    return sum(len(m.get("faces") or []) for m in map(json.loads, printed.splitlines()) if m["kind"] == "faces")
 
 sightline = sys.argv[1]
 for clip in sys.argv[2:]:
-    ours_cmd = [sightline, "run", "--source", clip, "--every-frame", "--log-level", "error",
-                "--publish", f"tcp://127.0.0.1:{port()}"]
-    theirs_cmd = [sys.executable, "tools/bench-python-loop.py", clip, f"tcp://127.0.0.1:{port()}"]
-    ours, theirs = [], []
+    run = [sightline, "run", "--source", clip, "--log-level", "error"]
+    commands = {
+        "whole": run + ["--publish", f"tcp://127.0.0.1:{port()}"],
+        "every 5": run + ["--full-scan-interval", "5", "--publish", f"tcp://127.0.0.1:{port()}"],
+        "python": [sys.executable, "tools/bench-python-loop.py", clip, f"tcp://127.0.0.1:{port()}"],
+    }
+    results = {name: [] for name in commands}
     for _ in range(3):
-        ours.append(timed(ours_cmd)[0])
-        seconds, output = timed(theirs_cmd)
-        theirs.append(seconds)
-    python_faces = json.loads(output)["faces"]
-    printed = subprocess.run(ours_cmd + ["--print"], check=True, capture_output=True, text=True).stdout
-    our_faces = sum(len(m.get("faces") or []) for m in map(json.loads, printed.splitlines()) if m["kind"] == "faces")
+        for name, command in commands.items():
+            results[name].append(timed(command))
+    python_faces = json.loads(results["python"][-1][2])["faces"]
     frames = 300
     size = "1280x720" if "1280" in clip else "640x480"
-    print(f"{size} whole process: sightline run {frames / min(ours):6.1f} frames/s, Python loop "
-          f"{frames / min(theirs):6.1f} frames/s: {min(theirs) / min(ours):.2f}x  "
-          f"(faces {our_faces} and {python_faces}{'' if our_faces == python_faces else ': DIFFERENT'})")
+    python_wall = min(r[0] for r in results["python"])
+    python_cpu = min(r[1] for r in results["python"])
+    print(f"{size} whole process: Python loop {frames / python_wall:6.1f} frames/s, "
+          f"{1000 * python_cpu / frames:5.1f} ms CPU/frame  (faces {python_faces})")
+    for name in ("whole", "every 5"):
+        wall = min(r[0] for r in results[name])
+        cpu = min(r[1] for r in results[name])
+        ours = faces(commands[name])
+        same = "" if name != "whole" or ours == python_faces else ": DIFFERENT"
+        label = "sightline run" if name == "whole" else "sightline run --full-scan-interval 5"
+        print(f"{size} whole process: {label} {frames / wall:6.1f} frames/s = {python_wall / wall:.2f}x the Python loop, "
+              f"{1000 * cpu / frames:5.1f} ms CPU/frame  (faces {ours}{same})")
 PY

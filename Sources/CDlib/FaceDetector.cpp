@@ -9,16 +9,71 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
 
+// dlib's built-in detector in dlib's binary serialisation (tools/make-face-detector-data.sh),
+// found through the target's header search path: get_frontal_face_detector() takes 0.4 s
+// to decode its compressed text form at every start, this takes 2 ms.
+extern "C" const char sl_embedded_face_detector[], sl_embedded_face_detector_end[];
+__asm__(".section .rodata\n"
+        ".global sl_embedded_face_detector\n"
+        "sl_embedded_face_detector:\n"
+        ".incbin \"frontal_face_detector.dat\"\n"
+        ".global sl_embedded_face_detector_end\n"
+        "sl_embedded_face_detector_end:\n"
+        ".previous\n");
+
+namespace {
+std::string embedded_detector_bytes() {
+    return std::string(sl_embedded_face_detector, sl_embedded_face_detector_end);
+}
+
+dlib::frontal_face_detector embedded_detector() {
+    std::istringstream in(embedded_detector_bytes());
+    dlib::frontal_face_detector detector;
+    dlib::deserialize(detector, in);
+    return detector;
+}
+}  // namespace
+
 struct sl_face_detector {
     explicit sl_face_detector(int threads) : scan(threads) {}
-    dlib::frontal_face_detector detector = dlib::get_frontal_face_detector();
+    dlib::frontal_face_detector detector = embedded_detector();
     ParallelFaceScan scan;
     dlib::array2d<unsigned char> upsampled;  // reused between frames
     std::vector<dlib::rect_detection> detections;
+    std::vector<FaceRegion> regions;
 };
+
+namespace {
+// Runs `detect` on the image the Python binding's path makes of `image` for `upsample` (one
+// pyramid_up into a buffer, more in place), then maps each box back down.
+template <typename Detect>
+void on_upsampled(sl_face_detector *detector, const LumaView &image, int upsample, Detect detect) {
+    if (upsample == 0) {
+        detect(image, 0);
+        return;
+    }
+    dlib::pyramid_down<2> pyramid;
+    dlib::pyramid_up(image, detector->upsampled, pyramid);
+    for (int level = 1; level < upsample; ++level) dlib::pyramid_up(detector->upsampled);
+    detect(detector->upsampled, upsample);
+    for (auto &d : detector->detections) d.rect = pyramid.rect_down(d.rect, upsample);
+}
+
+int copy_out(const std::vector<dlib::rect_detection> &detections, sl_face_detection *out, int capacity) {
+    const int count = static_cast<int>(detections.size());
+    for (int i = 0; i < count && i < capacity; ++i) {
+        const auto &d = detections[i];
+        out[i] = {d.rect.left(), d.rect.top(), d.rect.right(), d.rect.bottom(), d.detection_confidence,
+                  static_cast<int>(d.weight_index)};
+    }
+    return count;
+}
+}  // namespace
 
 extern "C" sl_face_detector *sl_face_detector_create(int threads, char *error, size_t error_capacity) {
     if (threads < 1) {
@@ -29,6 +84,8 @@ extern "C" sl_face_detector *sl_face_detector_create(int threads, char *error, s
 }
 
 extern "C" void sl_face_detector_destroy(sl_face_detector *detector) { delete detector; }
+
+WorkerPool &pool_of(sl_face_detector *detector) { return detector->scan.pool(); }
 
 extern "C" int sl_face_detector_detect(sl_face_detector *detector, const uint8_t *pixels,
                                        int width, int height, ptrdiff_t bytes_per_row,
@@ -42,25 +99,46 @@ extern "C" int sl_face_detector_detect(sl_face_detector *detector, const uint8_t
     }
     return guarded<int>(error, error_capacity, -1, [&] {
         const LumaView image{pixels, height, width, static_cast<long>(bytes_per_row)};
-        if (upsample == 0) {
-            detector->scan.detect(detector->detector, image, adjust_threshold, detector->detections);
-        } else {
-            // Exactly the Python binding's path: one pyramid_up into a buffer, more in place,
-            // detect, then map each box back down.
-            dlib::pyramid_down<2> pyramid;
-            dlib::pyramid_up(image, detector->upsampled, pyramid);
-            for (int level = 1; level < upsample; ++level) dlib::pyramid_up(detector->upsampled);
-            detector->scan.detect(detector->detector, detector->upsampled, adjust_threshold, detector->detections);
-            for (auto &d : detector->detections) d.rect = pyramid.rect_down(d.rect, upsample);
-        }
-        const int count = static_cast<int>(detector->detections.size());
-        for (int i = 0; i < count && i < capacity; ++i) {
-            const auto &d = detector->detections[i];
-            out[i] = {d.rect.left(), d.rect.top(), d.rect.right(), d.rect.bottom(),
-                      d.detection_confidence, static_cast<int>(d.weight_index)};
-        }
-        return count;
+        on_upsampled(detector, image, upsample, [&](const auto &scanned, int) {
+            detector->scan.detect(detector->detector, scanned, adjust_threshold, detector->detections);
+        });
+        return copy_out(detector->detections, out, capacity);
     });
+}
+
+extern "C" int sl_face_detector_detect_regions(sl_face_detector *detector, const uint8_t *pixels, int width,
+                                               int height, ptrdiff_t bytes_per_row, int upsample,
+                                               double adjust_threshold, const sl_face_region *regions,
+                                               int region_count, sl_face_detection *out, int capacity, char *error,
+                                               size_t error_capacity) {
+    if (detector == nullptr || pixels == nullptr || width <= 0 || height <= 0 || bytes_per_row < width ||
+        upsample < 0 || region_count < 0 || (region_count > 0 && regions == nullptr)) {
+        write_error(error, error_capacity, "invalid arguments to sl_face_detector_detect_regions");
+        return -1;
+    }
+    return guarded<int>(error, error_capacity, -1, [&] {
+        const LumaView image{pixels, height, width, static_cast<long>(bytes_per_row)};
+        on_upsampled(detector, image, upsample, [&](const auto &scanned, int doublings) {
+            // Regions are given in the frame's pixels; the scan is of the upsampled image.
+            const long scale = 1L << doublings;
+            detector->regions.clear();
+            for (int i = 0; i < region_count; ++i) {
+                const auto &r = regions[i];
+                detector->regions.push_back(
+                    {dlib::rectangle(r.left * scale, r.top * scale, r.right * scale, r.bottom * scale),
+                     r.margin * scale});
+            }
+            detector->scan.detect_regions(detector->detector, scanned, adjust_threshold, detector->regions,
+                                          detector->detections);
+        });
+        return copy_out(detector->detections, out, capacity);
+    });
+}
+
+extern "C" int sl_face_detector_embedded_matches_dlib(void) {
+    std::ostringstream out;
+    dlib::serialize(dlib::get_frontal_face_detector(), out);
+    return out.str() == embedded_detector_bytes() ? 1 : 0;
 }
 
 extern "C" int sl_dlib_compiled_simd_level(void) {

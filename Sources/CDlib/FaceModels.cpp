@@ -7,6 +7,7 @@
 #include <dlib/image_processing.h>
 #include <dlib/image_transforms.h>
 
+#include "ParallelFaceScan.h"
 #include "ShimSupport.h"
 
 #include <memory>
@@ -82,6 +83,36 @@ extern "C" int sl_face_landmarker_run(sl_face_landmarker *landmarker, const uint
             xy[2 * i + 1] = shape.part(i).y();
         }
         return count;
+    });
+}
+
+extern "C" int sl_face_detector_landmarks(sl_face_detector *detector, sl_face_landmarker *landmarker,
+                                          const uint8_t *pixels, int width, int height, ptrdiff_t bytes_per_row,
+                                          const sl_face_detection *faces, int face_count, long *xy,
+                                          int points_per_face, char *error, size_t error_capacity) {
+    if (detector == nullptr || landmarker == nullptr || pixels == nullptr || width <= 0 || height <= 0 ||
+        bytes_per_row < width || face_count < 0 || (face_count > 0 && (faces == nullptr || xy == nullptr))) {
+        write_error(error, error_capacity, "invalid arguments to sl_face_detector_landmarks");
+        return -1;
+    }
+    return guarded<int>(error, error_capacity, -1, [&] {
+        const LumaView image{pixels, height, width, static_cast<long>(bytes_per_row)};
+        const int parts = static_cast<int>(landmarker->predictor.num_parts());
+        if (parts > points_per_face) return parts;
+        WorkerPool &pool = pool_of(detector);
+        // Face i on thread i mod threads: the predictor is read-only, each face's points are its own.
+        pool.run([&](int worker) {
+            for (int i = worker; i < face_count; i += pool.size()) {
+                const auto &face = faces[i];
+                const auto shape =
+                    landmarker->predictor(image, dlib::rectangle(face.left, face.top, face.right, face.bottom));
+                for (int p = 0; p < parts; ++p) {
+                    xy[(static_cast<long>(i) * points_per_face + p) * 2] = shape.part(p).x();
+                    xy[(static_cast<long>(i) * points_per_face + p) * 2 + 1] = shape.part(p).y();
+                }
+            }
+        });
+        return parts;
     });
 }
 

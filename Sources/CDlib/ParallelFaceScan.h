@@ -12,7 +12,11 @@
 // indices are identical to the single-threaded detector's.
 #include <dlib/image_processing/frontal_face_detector.h>
 
+#include "CDlib.h"
+#include "ShimSupport.h"
+
 #include <algorithm>
+#include <cmath>
 #include <condition_variable>
 #include <exception>
 #include <functional>
@@ -101,72 +105,89 @@ private:
     std::exception_ptr error_;
 };
 
+// The pool a detector spreads its scans over, for other per-face work of the same frame.
+WorkerPool &pool_of(sl_face_detector *detector);
+
+// A face being tracked: its box in the image and how far around it to look.
+struct FaceRegion {
+    dlib::rectangle face;
+    long margin;
+};
+
 // The detector's scan of one image over a pool's threads; buffers are kept between frames.
+//
+// `detect` scans the whole image. `detect_regions` scans only around given faces, at the
+// pyramid levels that match each face's size, on crops of those levels, placed so that
+// their interior features and filter responses are bit for bit the whole level's
+// (`add_crop`); only detections whose filter window lies in that interior are kept, so
+// every box and score it returns is one `detect` finds at that level too.
 class ParallelFaceScan {
 public:
     using Scanner = dlib::scan_fhog_pyramid<dlib::pyramid_down<6>>;
 
     explicit ParallelFaceScan(int threads) : pool_(threads), saliency_(threads) {}
 
+    WorkerPool &pool() { return pool_; }
+
     // What `detector(img, dets, adjust_threshold)` returns, in the same order.
     template <typename image_type>
     void detect(const dlib::frontal_face_detector &detector, const image_type &img, double adjust_threshold,
                 std::vector<dlib::rect_detection> &final_dets) {
+        const unsigned long levels = level_count(detector.get_scanner(), dlib::get_rect(img));
+        build_pyramid(img, levels);
+        jobs_.clear();
+        for (unsigned long level = 0; level < levels; ++level) {
+            jobs_.push_back({level, level_rect(img, level), dlib::rectangle(), 0});
+        }
+        if (dealt_for_ != levels) {
+            deal_by_area(jobs_, full_groups_);
+            dealt_for_ = levels;
+        }
+        run_jobs(detector, img, adjust_threshold, full_groups_);
+        merge(detector, final_dets);
+    }
+
+    // The detections `detect` would make at the levels that match each region's face (one
+    // level either side of its size), within `margin` pixels around it; nothing where no
+    // region is. Same order and merge as `detect`.
+    template <typename image_type>
+    void detect_regions(const dlib::frontal_face_detector &detector, const image_type &img, double adjust_threshold,
+                        const std::vector<FaceRegion> &regions, std::vector<dlib::rect_detection> &final_dets) {
         const Scanner &scanner = detector.get_scanner();
         const unsigned long levels = level_count(scanner, dlib::get_rect(img));
-        build_pyramid(img, levels);
-
-        // Buffers keep their capacity from frame to frame: nothing here allocates once the
-        // first frames have grown them.
-        const unsigned long filters = detector.num_detectors();
-        found_.resize(filters);
-        for (auto &per_level : found_) {
-            per_level.resize(levels);
-            for (auto &level : per_level) level.clear();
-        }
-        feats_.set_max_size(levels);
-        feats_.set_size(levels);
-        if (groups_levels_ != levels) deal_levels(levels);
-        pool_.run([&](int worker) {
-            for (unsigned long level : groups_[worker]) {
-                if (level == 0) {
-                    scan_level(detector, img, 0, adjust_threshold, saliency_[worker]);
-                } else {
-                    scan_level(detector, images_[level], level, adjust_threshold, saliency_[worker]);
-                }
-            }
-        });
-
-        // Merged as object_detector::operator() merges: per filter, its detections over all
-        // levels in level order, sorted by score (as detect_from_fhog_pyramid sorts them),
-        // then all filters' sorted together and suppressed.
-        accumulated_.clear();
-        for (unsigned long i = 0; i < filters; ++i) {
-            filter_dets_.clear();
-            for (const auto &level : found_[i]) filter_dets_.insert(filter_dets_.end(), level.begin(), level.end());
-            std::sort(filter_dets_.rbegin(), filter_dets_.rend(), dlib::impl::compare_pair_rect);
-            const double thresh = threshold(detector, i);
-            for (const auto &d : filter_dets_) {
-                dlib::rect_detection temp;
-                temp.detection_confidence = d.first - thresh;
-                temp.weight_index = i;
-                temp.rect = d.second;
-                accumulated_.push_back(temp);
+        const double base = base_box_size(scanner);
+        // Each region's levels first, so the pyramid is built only as deep as they go.
+        wanted_.clear();
+        unsigned long deepest = 0;
+        for (const auto &region : regions) {
+            const double size = std::max(region.face.width(), region.face.height());
+            // Between levels (a box over the top or left edge is a little larger): both.
+            const double matched = std::log(std::max(size, 1.0) / base) / std::log(6.0 / 5.0);
+            const long first = std::max(static_cast<long>(std::floor(matched + 0.05)) - 1, 0L);
+            const long last = static_cast<long>(std::ceil(matched - 0.05)) + 1;
+            for (long level = first; level <= last && level < static_cast<long>(levels); ++level) {
+                wanted_.emplace_back(static_cast<unsigned long>(level), dlib::grow_rect(region.face, region.margin));
+                deepest = std::max(deepest, static_cast<unsigned long>(level));
             }
         }
-        final_dets.clear();
-        if (filters > 1) std::sort(accumulated_.rbegin(), accumulated_.rend());
-        const dlib::test_box_overlap overlaps = detector.get_overlap_tester();
-        for (const auto &candidate : accumulated_) {
-            const bool suppressed = std::any_of(final_dets.begin(), final_dets.end(), [&](const auto &kept) {
-                return overlaps(kept.rect, candidate.rect);
-            });
-            if (!suppressed) final_dets.push_back(candidate);
-        }
+        build_pyramid(img, wanted_.empty() ? 1 : deepest + 1);
+        jobs_.clear();
+        for (const auto &[level, area] : wanted_) add_crop(scanner, level_rect(img, level), level, area);
+        deal_by_area(jobs_, region_groups_);
+        run_jobs(detector, img, adjust_threshold, region_groups_);
+        merge(detector, final_dets);
     }
 
 private:
     using Detections = std::vector<std::pair<double, dlib::rectangle>>;
+
+    // One level, or a crop of one, to extract features from and run the filters over.
+    struct Job {
+        unsigned long level;
+        dlib::rectangle crop;     // in the level's pixels
+        dlib::rectangle trusted;  // windows must lie inside (empty: the whole level)
+        double area;
+    };
 
     static double threshold(const dlib::frontal_face_detector &detector, unsigned long filter) {
         return detector.get_processed_w(filter).w(detector.get_scanner().get_num_dimensions());
@@ -185,6 +206,59 @@ private:
         return levels;
     }
 
+    // The width of a detection's box at level 0 (73 px for dlib's detector; 81 for a box
+    // that hangs over the image's top or left edge, which fhog_to_image places differently);
+    // each level down finds faces 6/5 the size of the one above.
+    static double base_box_size(const Scanner &scanner) {
+        const long box_width = scanner.get_fhog_window_width() - 2 * scanner.get_padding();
+        const long box_height = scanner.get_fhog_window_height() - 2 * scanner.get_padding();
+        const dlib::rectangle box = scanner.get_feature_extractor().feats_to_image(
+            dlib::centered_rect(dlib::point(100, 100), box_width, box_height), scanner.get_cell_size(),
+            scanner.get_fhog_window_height(), scanner.get_fhog_window_width());
+        return std::max(box.width(), box.height());
+    }
+
+    template <typename image_type> dlib::rectangle level_rect(const image_type &img, unsigned long level) const {
+        return level == 0 ? dlib::get_rect(img) : dlib::get_rect(images_[level]);
+    }
+
+    // Adds the crop of `level` that holds every filter window over `wanted` (image pixels).
+    //
+    // Exactness: the crop's top-left lies on the level's cell grid, so a cell's pixels are
+    // the same ones; its left edge is on a multiple of 8 cells, so dlib's filters, which run
+    // 8 columns at a time with SIMD and the rest one by one (summing in another order), take
+    // each column the same way as over the whole level. Windows are kept only inside a band
+    // of 3 cells whose features differ (their neighbours are cut off), and, on the right,
+    // clear of the crop's own one-by-one columns. At the level's edges none of this applies:
+    // there the crop is the level.
+    void add_crop(const Scanner &scanner, const dlib::rectangle &bounds, unsigned long level,
+                  const dlib::rectangle &wanted) {
+        const long cell = scanner.get_cell_size();
+        const long band = 3 * cell;
+        const long simd = 8 * cell;
+        // A box within `target` has its filter window (the box and its padding) within this.
+        const long reach = (static_cast<long>(scanner.get_padding()) + 1) * cell;
+        dlib::pyramid_down<6> pyramid;
+        const dlib::rectangle target = pyramid.rect_down(wanted, level).intersect(bounds);
+        if (target.is_empty()) return;
+        dlib::rectangle crop = dlib::grow_rect(target, reach + band);
+        crop.right() += simd;
+        crop = crop.intersect(bounds);
+        crop.left() -= crop.left() % simd;
+        crop.top() -= crop.top() % cell;
+        constexpr long beyond = 1L << 30;
+        dlib::rectangle trusted = crop;
+        trusted.left() = crop.left() > 0 ? crop.left() + band : -beyond;
+        trusted.top() = crop.top() > 0 ? crop.top() + band : -beyond;
+        trusted.right() = crop.right() < bounds.right() ? crop.right() - band - simd : beyond;
+        trusted.bottom() = crop.bottom() < bounds.bottom() ? crop.bottom() - band : beyond;
+        if (crop.width() < scanner.get_fhog_window_width() * cell ||
+            crop.height() < scanner.get_fhog_window_height() * cell) {
+            return;
+        }
+        jobs_.push_back({level, crop, trusted, 0});
+    }
+
     // Levels 1… from the image, each from the one above, as create_fhog_pyramid makes them.
     template <typename image_type> void build_pyramid(const image_type &img, unsigned long levels) {
         images_.set_max_size(levels);
@@ -194,25 +268,62 @@ private:
         for (unsigned long level = 2; level < levels; ++level) pyramid(images_[level - 1], images_[level]);
     }
 
-    // Levels dealt to threads largest first, each to the thread with the least area so far;
-    // done again only when the number of levels changes (a new frame size).
-    void deal_levels(unsigned long levels) {
-        groups_.assign(pool_.size(), {});
+    // Jobs dealt to threads largest first, each to the thread with the least area so far.
+    void deal_by_area(std::vector<Job> &jobs, std::vector<std::vector<unsigned long>> &groups) {
+        for (auto &job : jobs) job.area = static_cast<double>(job.crop.area());
+        std::vector<unsigned long> order(jobs.size());
+        for (unsigned long i = 0; i < order.size(); ++i) order[i] = i;
+        std::sort(order.begin(), order.end(), [&](auto a, auto b) {
+            return jobs[a].area != jobs[b].area ? jobs[a].area > jobs[b].area : a < b;
+        });
+        groups.assign(pool_.size(), {});
         std::vector<double> load(pool_.size(), 0);
-        double area = 1;
-        for (unsigned long level = 0; level < levels; ++level, area *= 25.0 / 36.0) {
+        for (unsigned long job : order) {
             const auto lightest = std::min_element(load.begin(), load.end()) - load.begin();
-            groups_[lightest].push_back(level);
-            load[lightest] += area;
+            groups[lightest].push_back(job);
+            load[lightest] += jobs[job].area;
         }
-        groups_levels_ = levels;
     }
 
-    // HOG features of one level, then every filter over them: detect_from_fhog_pyramid's
-    // loop body for this level.
     template <typename image_type>
-    void scan_level(const dlib::frontal_face_detector &detector, const image_type &image, unsigned long level,
-                    double adjust_threshold, dlib::array2d<float> &saliency) {
+    void run_jobs(const dlib::frontal_face_detector &detector, const image_type &img, double adjust_threshold,
+                  const std::vector<std::vector<unsigned long>> &groups) {
+        const unsigned long filters = detector.num_detectors();
+        found_.resize(filters);
+        for (auto &per_job : found_) {
+            per_job.resize(jobs_.size());
+            for (auto &job : per_job) job.clear();
+        }
+        feats_.set_max_size(std::max<unsigned long>(feats_.max_size(), jobs_.size()));
+        feats_.set_size(jobs_.size());
+        pool_.run([&](int worker) {
+            for (unsigned long job : groups[worker]) {
+                const Job &j = jobs_[job];
+                if (j.level == 0) {
+                    scan_job(detector, view(img, j.crop), job, adjust_threshold, saliency_[worker]);
+                } else {
+                    scan_job(detector, view(images_[j.level], j.crop), job, adjust_threshold, saliency_[worker]);
+                }
+            }
+        });
+    }
+
+    // A crop of an image, read in place.
+    static LumaView view(const LumaView &image, const dlib::rectangle &crop) {
+        return LumaView{image.pixels + crop.top() * image.bytes_per_row + crop.left(),
+                        static_cast<long>(crop.height()), static_cast<long>(crop.width()), image.bytes_per_row};
+    }
+    static LumaView view(const dlib::array2d<unsigned char> &image, const dlib::rectangle &crop) {
+        return view(LumaView{&image[0][0], static_cast<long>(image.nr()), static_cast<long>(image.nc()),
+                             static_cast<long>(image.nc())},
+                    crop);
+    }
+
+    // HOG features of one job's pixels, then every filter over them: detect_from_fhog_pyramid's
+    // loop body for a level, with boxes placed back in the whole image.
+    void scan_job(const dlib::frontal_face_detector &detector, const LumaView &image, unsigned long job,
+                  double adjust_threshold, dlib::array2d<float> &saliency) {
+        const Job &j = jobs_[job];
         const Scanner &scanner = detector.get_scanner();
         const auto &features = scanner.get_feature_extractor();
         const long cell_size = scanner.get_cell_size();
@@ -220,33 +331,71 @@ private:
         const long window_width = scanner.get_fhog_window_width();
         const long box_height = window_height - 2 * scanner.get_padding();
         const long box_width = window_width - 2 * scanner.get_padding();
-        features(image, feats_[level], cell_size, window_height, window_width);
+        const dlib::point origin = j.crop.tl_corner();
+        features(image, feats_[job], cell_size, window_height, window_width);
         dlib::pyramid_down<6> pyramid;
         for (unsigned long i = 0; i < detector.num_detectors(); ++i) {
             const double thresh = threshold(detector, i) + adjust_threshold;
             const auto area =
-                dlib::impl::apply_filters_to_fhog(detector.get_processed_w(i).get_detect_argument(), feats_[level], saliency);
-            auto &found = found_[i][level];
+                dlib::impl::apply_filters_to_fhog(detector.get_processed_w(i).get_detect_argument(), feats_[job], saliency);
+            auto &found = found_[i][job];
             for (long r = area.top(); r <= area.bottom(); ++r) {
                 for (long c = area.left(); c <= area.right(); ++c) {
-                    if (saliency[r][c] >= thresh) {
-                        dlib::rectangle rect = features.feats_to_image(
-                            dlib::centered_rect(dlib::point(c, r), box_width, box_height), cell_size, window_height,
-                            window_width);
-                        found.emplace_back(saliency[r][c], pyramid.rect_up(rect, level));
+                    if (saliency[r][c] < thresh) continue;
+                    if (!j.trusted.is_empty()) {
+                        const dlib::rectangle window = features.feats_to_image(
+                            dlib::centered_rect(dlib::point(c, r), window_width, window_height), cell_size,
+                            window_height, window_width);
+                        if (!j.trusted.contains(dlib::translate_rect(window, origin))) continue;
                     }
+                    const dlib::rectangle rect = features.feats_to_image(
+                        dlib::centered_rect(dlib::point(c, r), box_width, box_height), cell_size, window_height,
+                        window_width);
+                    found.emplace_back(saliency[r][c], pyramid.rect_up(dlib::translate_rect(rect, origin), j.level));
                 }
             }
         }
     }
 
+    // Merged as object_detector::operator() merges: per filter, its detections over all
+    // jobs in order, sorted by score (as detect_from_fhog_pyramid sorts them), then all
+    // filters' sorted together and suppressed.
+    void merge(const dlib::frontal_face_detector &detector, std::vector<dlib::rect_detection> &final_dets) {
+        accumulated_.clear();
+        for (unsigned long i = 0; i < detector.num_detectors(); ++i) {
+            filter_dets_.clear();
+            for (const auto &job : found_[i]) filter_dets_.insert(filter_dets_.end(), job.begin(), job.end());
+            std::sort(filter_dets_.rbegin(), filter_dets_.rend(), dlib::impl::compare_pair_rect);
+            const double thresh = threshold(detector, i);
+            for (const auto &d : filter_dets_) {
+                dlib::rect_detection temp;
+                temp.detection_confidence = d.first - thresh;
+                temp.weight_index = i;
+                temp.rect = d.second;
+                accumulated_.push_back(temp);
+            }
+        }
+        final_dets.clear();
+        if (detector.num_detectors() > 1) std::sort(accumulated_.rbegin(), accumulated_.rend());
+        const dlib::test_box_overlap overlaps = detector.get_overlap_tester();
+        for (const auto &candidate : accumulated_) {
+            const bool suppressed = std::any_of(final_dets.begin(), final_dets.end(), [&](const auto &kept) {
+                return overlaps(kept.rect, candidate.rect);
+            });
+            if (!suppressed) final_dets.push_back(candidate);
+        }
+    }
+
     WorkerPool pool_;
     dlib::array<dlib::array2d<unsigned char>> images_;
-    dlib::array<dlib::array<dlib::array2d<float>>> feats_;
+    dlib::array<dlib::array<dlib::array2d<float>>> feats_;  // one per job
     std::vector<dlib::array2d<float>> saliency_;  // one per thread
-    std::vector<std::vector<unsigned long>> groups_;  // the levels each thread scans
-    unsigned long groups_levels_ = 0;
-    std::vector<std::vector<Detections>> found_;  // [filter][level]
+    std::vector<Job> jobs_;
+    std::vector<std::pair<unsigned long, dlib::rectangle>> wanted_;  // (level, image area) per region
+    std::vector<std::vector<unsigned long>> full_groups_;    // the levels each thread scans
+    unsigned long dealt_for_ = 0;                            // how many levels they were dealt for
+    std::vector<std::vector<unsigned long>> region_groups_;  // the crops each thread scans
+    std::vector<std::vector<Detections>> found_;             // [filter][job]
     Detections filter_dets_;
     std::vector<dlib::rect_detection> accumulated_;
 };

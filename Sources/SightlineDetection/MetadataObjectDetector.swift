@@ -12,10 +12,12 @@ public protocol MetadataObjectDetector {
 
 extension FaceDetector: MetadataObjectDetector {
     public func objects(in frame: VideoFrame) throws -> [FaceObject] {
-        try detect(in: frame.pixels).map {
-            try $0.faceObject(
+        let faces = try detectTracking(in: frame.pixels, frameDuration: frame.duration)
+        let landmarks = try landmarker.map { try self.landmarks(of: faces, in: frame.pixels, by: $0) }
+        return faces.enumerated().map { index, face in
+            face.faceObject(
                 imageWidth: frame.pixels.width, imageHeight: frame.pixels.height, time: frame.time,
-                duration: frame.duration, landmarks: landmarker?.landmarks(of: $0, in: frame.pixels))
+                duration: frame.duration, landmarks: landmarks?[index])
         }
     }
 }

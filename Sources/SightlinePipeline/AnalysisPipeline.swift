@@ -253,6 +253,8 @@ public final class AnalysisPipeline: Service, Sendable {
                 "publish": "\(publisher.endpoint)",
                 "detect": "\(detections.joined(separator: ","))", "analysis": "\(analysisMode.rawValue)",
                 "simd": "\(FaceDetector.instructionSet)",
+                "full-scan-interval": "\(configuration.detector.fullScanInterval)",
+                "motion-gate": "\(configuration.detector.motionGate)",
             ])
         publishStatus(SourceStatus(state: .started, input: input, detections: detections, analysis: analysisMode))
         currentState.value.withLock { $0 = SourceStatus(state: .running) }

@@ -162,6 +162,15 @@ struct DetectionOptions: ParsableArguments {
     @Option(help: "Threads each frame's face scan is spread over (1-64; same answers). Default: the usable cores.")
     var detectorThreads = FaceDetector.availableCores
 
+    @Option(
+        help:
+            "Scan the whole frame every N analysed frames, and between them only around the faces being tracked (1: every frame whole; new faces are found at the next full scan)."
+    )
+    var fullScanInterval = 1
+
+    @Flag(help: "Skip face detection on frames where nothing moved since the last one analysed, holding its faces.")
+    var motionGate = false
+
     @Option(help: "Code types to read (qr, ean13, code128 … or all).")
     var codeTypes = "all"
 
@@ -179,7 +188,8 @@ struct DetectionOptions: ParsableArguments {
         guard !detections.isEmpty else { throw ValidationError("--detect needs faces, barcodes or both") }
         configuration.detect = detections
         configuration.detector = FaceDetector.Configuration(
-            upsample: upsample, adjustThreshold: threshold, minimumFaceSize: minFaceSize, threads: detectorThreads)
+            upsample: upsample, adjustThreshold: threshold, minimumFaceSize: minFaceSize, threads: detectorThreads,
+            fullScanInterval: fullScanInterval, motionGate: motionGate)
         configuration.barcodes = BarcodeDetector.Configuration(
             types: try MachineReadableCodeType.list(codeTypes), tryHarder: tryHarder)
     }

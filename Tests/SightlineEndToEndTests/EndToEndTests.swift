@@ -190,6 +190,7 @@ let logger = Logger(label: "test")
         (["run", "--threshold", "nan"], "threshold"),
         (["run", "--detector-threads", "0"], "detector threads must be 1 to 64, not 0"),
         (["run", "--detector-threads", "65"], "detector threads must be 1 to 64, not 65"),
+        (["run", "--full-scan-interval", "0"], "full scan interval must be 1 or more, not 0"),
         (["run", "--source-id", "a/b"], "source ID 'a/b'"),
         (["run", "--status-interval", "0"], "--status-interval"),
         (["events", "--kind", "fish"], "unknown --kind 'fish'"),
@@ -249,6 +250,27 @@ let logger = Logger(label: "test")
         #expect(messages.last?.status?.state == .stopped)
         #expect(messages.filter { $0.event?.change == .enter }.count == 4)
         #expect(messages.filter { $0.kind == .faces && !$0.faces!.isEmpty }.count == 294)
+    }
+
+    /// Region tracking from the command line: the same faces, exactly, on this sample (a full
+    /// scan every 5 frames, only around the faces between), and the mode in the start line.
+    @Test func runWithRegionTrackingPublishesTheSameFaces() throws {
+        func faces(_ extra: [String]) throws -> (faces: [[FaceObject]], stderr: [String]) {
+            let outcome = try sightline(
+                ["run", "--print", "--publish", "tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())"] + extra, timeout: 90)
+            #expect(outcome.status == 0, "\(outcome.stderrLines)")
+            let messages = try outcome.stdout.split(separator: "\n").map {
+                try JSONDecoder().decode(Message.self, from: Data($0.utf8))
+            }
+            return (messages.filter { $0.kind == .faces }.map { $0.faces ?? [] }, outcome.stderrLines)
+        }
+        let whole = try faces([])
+        let tracked = try faces(["--full-scan-interval", "5", "--motion-gate"])
+        #expect(tracked.stderr.contains { $0.contains("full-scan-interval=5") && $0.contains("motion-gate=true") })
+        let boxes = { (frames: [[FaceObject]]) in frames.map { $0.map(\.bounds) } }
+        let same = zip(boxes(whole.faces), boxes(tracked.faces)).filter { $0 == $1 }.count
+        #expect(whole.faces.count == tracked.faces.count)
+        #expect(Double(same) >= 0.98 * Double(whole.faces.count), "\(same) of \(whole.faces.count) frames the same")
     }
 
     static let movieTests = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -36,6 +36,26 @@ int sl_face_detector_detect(sl_face_detector *detector, const uint8_t *pixels, i
                             double adjust_threshold, sl_face_detection *out, int capacity,
                             char *error, size_t error_capacity);
 
+/// A face being tracked, in the pixels of the frame given to the detector, and how many
+/// pixels around it to look for it.
+typedef struct sl_face_region {
+    long left, top, right, bottom;
+    long margin;
+} sl_face_region;
+
+/// Like `sl_face_detector_detect`, but scans only around the given faces, at the pyramid
+/// levels that match each one's size (one level either side): every detection it returns
+/// is one `sl_face_detector_detect` makes too, boxes and scores alike. No regions, no scan.
+int sl_face_detector_detect_regions(sl_face_detector *detector, const uint8_t *pixels, int width,
+                                    int height, ptrdiff_t bytes_per_row, int upsample,
+                                    double adjust_threshold, const sl_face_region *regions,
+                                    int region_count, sl_face_detection *out, int capacity,
+                                    char *error, size_t error_capacity);
+
+/// 1 when the detector embedded in the shim serialises exactly as this dlib's
+/// `get_frontal_face_detector()` does (else regenerate it: tools/make-face-detector-data.sh).
+int sl_face_detector_embedded_matches_dlib(void);
+
 /// dlib's shape predictor: the 5 landmarks of `shape_predictor_5_face_landmarks.dat`
 /// (two corners of each eye, the base of the nose), or the 68 of the iBUG model.
 typedef struct sl_face_landmarker sl_face_landmarker;
@@ -56,6 +76,15 @@ int sl_face_landmarker_run(sl_face_landmarker *landmarker, const uint8_t *pixels
 
 /// dlib's ResNet face recognition model (`dlib_face_recognition_resnet_model_v1.dat`): a
 /// face becomes 128 numbers; two faces closer than 0.6 (Euclidean) are one person.
+/// The landmarks of each of `faces` (as the detector found them in this image), the faces
+/// spread over the detector's threads: face i's points go to `xy[2 * points_per_face * i …]`.
+/// Returns the points per face (more than `points_per_face`: nothing written, call again
+/// with room), or -1 with a message in `error`. Not thread-safe, like the detector.
+int sl_face_detector_landmarks(sl_face_detector *detector, sl_face_landmarker *landmarker,
+                               const uint8_t *pixels, int width, int height, ptrdiff_t bytes_per_row,
+                               const sl_face_detection *faces, int face_count, long *xy,
+                               int points_per_face, char *error, size_t error_capacity);
+
 typedef struct sl_face_describer sl_face_describer;
 
 enum { SL_FACE_DESCRIPTOR_LENGTH = 128 };

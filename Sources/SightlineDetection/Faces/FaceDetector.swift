@@ -23,6 +23,15 @@ public struct FaceDetection: Sendable, Hashable {
     public var width: Int { right - left + 1 }
     public var height: Int { bottom - top + 1 }
 
+    /// Intersection over union of the two boxes, 0 when they do not overlap.
+    public func intersectionOverUnion(_ other: FaceDetection) -> Double {
+        let width = min(right, other.right) - max(left, other.left) + 1
+        let height = min(bottom, other.bottom) - max(top, other.top) + 1
+        guard width > 0, height > 0 else { return 0 }
+        let intersection = Double(width * height)
+        return intersection / (Double(self.width * self.height + other.width * other.height) - intersection)
+    }
+
     /// The box in normalised coordinates of an image of the given size.
     public func normalizedBounds(imageWidth: Int, imageHeight: Int) -> NormalizedRect {
         NormalizedRect(
@@ -65,15 +74,23 @@ public final class FaceDetector {
         /// Threads one frame's scan is spread over (pyramid levels in groups); the answers
         /// are the same with any number.
         public var threads: Int = FaceDetector.availableCores
+        /// Every this many analysed frames the whole frame is scanned; the frames between are
+        /// scanned only around the faces found in the frame before (1: every frame whole).
+        public var fullScanInterval: Int = 1
+        /// Frames where nothing moved since the last one scanned are not scanned: the faces
+        /// found then are held (`MotionGate`).
+        public var motionGate: Bool = false
 
         public init(
             upsample: Int = 0, adjustThreshold: Double = 0, minimumFaceSize: Int = 0,
-            threads: Int = FaceDetector.availableCores
+            threads: Int = FaceDetector.availableCores, fullScanInterval: Int = 1, motionGate: Bool = false
         ) {
             self.upsample = upsample
             self.adjustThreshold = adjustThreshold
             self.minimumFaceSize = minimumFaceSize
             self.threads = threads
+            self.fullScanInterval = fullScanInterval
+            self.motionGate = motionGate
         }
 
         public func validated() throws -> Configuration {
@@ -89,6 +106,9 @@ public final class FaceDetector {
             guard (1...64).contains(threads) else {
                 throw SightlineError.invalidArgument("detector threads must be 1 to 64, not \(threads)")
             }
+            guard fullScanInterval >= 1 else {
+                throw SightlineError.invalidArgument("full scan interval must be 1 or more, not \(fullScanInterval)")
+            }
             return self
         }
     }
@@ -98,6 +118,19 @@ public final class FaceDetector {
     public var landmarker: FaceLandmarker?
     private let handle: OpaquePointer
     private var results = [sl_face_detection](repeating: sl_face_detection(), count: 64)
+    private var regions: [sl_face_region] = []
+    private var landmarkPoints: [Int] = []
+    /// Analysed frames since the last full scan, and the faces the last scan found.
+    private var framesSinceFullScan = 0
+    private var tracked: [TrackedFace] = []
+    private var lastFound: [FaceDetection] = []
+    private struct TrackedFace {
+        var face: FaceDetection
+        var missed: Int
+    }
+    private let motionGate: MotionGate?
+    /// Full scans, region scans and frames the motion gate held made so far.
+    public private(set) var scans = (full: 0, regions: 0, held: 0)
     /// Where the C API writes an error message; kept so the per-frame path allocates nothing.
     private var errorBuffer = [CChar](repeating: 0, count: 256)
 
@@ -109,6 +142,7 @@ public final class FaceDetector {
             throw SightlineError.detector(String(nulTerminated: error))
         }
         self.handle = handle
+        motionGate = configuration.motionGate ? MotionGate() : nil
     }
 
     deinit { sl_face_detector_destroy(handle) }
@@ -128,7 +162,107 @@ public final class FaceDetector {
                 handle, luma.assumingMemoryBound(to: UInt8.self), Int32(width), Int32(height), bytesPerRow, upsample,
                 threshold, &$0, Int32($0.count), &$1, $1.count)
         }
-        return results.prefix(count).compactMap { raw in
+        return detections(count)
+    }
+
+    /// Detects faces only within `margin` pixels around each of `faces`, at the scales
+    /// that match each one's size: every face returned is one `detect(in:)` finds too, with
+    /// the same box and score. Nothing is scanned when `faces` is empty.
+    public func detect(in pixels: PixelBuffer, around faces: [FaceDetection], margin: (FaceDetection) -> Int) throws
+        -> [FaceDetection]
+    {
+        let luma = try pixels.requireLumaPlane()
+        regions = faces.map {
+            sl_face_region(left: $0.left, top: $0.top, right: $0.right, bottom: $0.bottom, margin: margin($0))
+        }
+        let (upsample, threshold) = (Int32(configuration.upsample), configuration.adjustThreshold)
+        let count = try callGrowingResults(&results, empty: sl_face_detection(), error: &errorBuffer) {
+            sl_face_detector_detect_regions(
+                handle, luma.baseAddress.assumingMemoryBound(to: UInt8.self), Int32(pixels.width),
+                Int32(pixels.height), luma.bytesPerRow, upsample, threshold, regions, Int32(regions.count), &$0,
+                Int32($0.count), &$1, $1.count)
+        }
+        return detections(count)
+    }
+
+    /// One analysed frame of a stream: scanned whole every `fullScanInterval` frames, and in
+    /// between only around the faces being tracked, so a face that appears is found at the
+    /// next full scan at the latest. A face is tracked from the scan that found it until it
+    /// has gone unfound for `fullScanInterval` frames (dlib misses a face now and then).
+    /// `frameDuration` sets how far around a face is looked: as far as a face moving three
+    /// of its widths a second goes in a frame, and a quarter of its width at least. With the
+    /// motion gate on, a frame where nothing moved is not scanned and the faces found last
+    /// are returned.
+    public func detectTracking(in pixels: PixelBuffer, frameDuration: MediaTime?) throws -> [FaceDetection] {
+        if let motionGate, try !motionGate.moved(pixels) {
+            scans.held += 1
+            return lastFound
+        }
+        let faces: [FaceDetection]
+        if framesSinceFullScan == 0 {
+            faces = try detect(in: pixels)
+            scans.full += 1
+        } else {
+            let seconds = frameDuration.map(\.seconds).flatMap { $0 > 0 ? $0 : nil } ?? 1.0 / 30
+            let reach = max(0.25, 3 * seconds)
+            faces = try detect(in: pixels, around: tracked.map(\.face)) {
+                Int((Double(max($0.width, $0.height)) * reach).rounded(.up))
+            }
+            scans.regions += 1
+        }
+        framesSinceFullScan = (framesSinceFullScan + 1) % configuration.fullScanInterval
+        track(faces)
+        lastFound = faces
+        return faces
+    }
+
+    /// Found faces replace the tracked ones they overlap; the others count a miss.
+    private func track(_ faces: [FaceDetection]) {
+        guard configuration.fullScanInterval > 1 else { return }
+        var next = faces.map { TrackedFace(face: $0, missed: 0) }
+        for old in tracked where !faces.contains(where: { $0.intersectionOverUnion(old.face) > 0.3 }) {
+            if old.missed + 1 < configuration.fullScanInterval {
+                next.append(TrackedFace(face: old.face, missed: old.missed + 1))
+            }
+        }
+        tracked = next
+    }
+
+    /// Each face's landmarks by `landmarker`, the faces spread over the detector's threads.
+    public func landmarks(of faces: [FaceDetection], in pixels: PixelBuffer, by landmarker: FaceLandmarker) throws
+        -> [[PixelPoint]]
+    {
+        guard !faces.isEmpty else { return [] }
+        let luma = try pixels.requireLumaPlane()
+        let raw = faces.map {
+            sl_face_detection(
+                left: $0.left, top: $0.top, right: $0.right, bottom: $0.bottom, score: $0.score,
+                sub_detector: Int32($0.subDetector))
+        }
+        var pointsPerFace = 5
+        while true {
+            landmarkPoints = [Int](repeating: 0, count: 2 * pointsPerFace * faces.count)
+            let parts = Int(
+                sl_face_detector_landmarks(
+                    handle, landmarker.handle, luma.baseAddress.assumingMemoryBound(to: UInt8.self),
+                    Int32(pixels.width), Int32(pixels.height), luma.bytesPerRow, raw, Int32(raw.count),
+                    &landmarkPoints, Int32(pointsPerFace), &errorBuffer, errorBuffer.count))
+            guard parts >= 0 else { throw SightlineError.detector(String(nulTerminated: errorBuffer)) }
+            if parts > pointsPerFace {
+                pointsPerFace = parts  // a 68-point model
+                continue
+            }
+            return faces.indices.map { face in
+                (0..<parts).map { p in
+                    let index = 2 * (face * pointsPerFace + p)
+                    return PixelPoint(x: landmarkPoints[index], y: landmarkPoints[index + 1])
+                }
+            }
+        }
+    }
+
+    private func detections(_ count: Int) -> [FaceDetection] {
+        results.prefix(count).compactMap { raw in
             let face = FaceDetection(
                 left: raw.left, top: raw.top, right: raw.right, bottom: raw.bottom, score: raw.score,
                 subDetector: Int(raw.sub_detector))
@@ -150,6 +284,9 @@ public final class FaceDetector {
                 : "this CPU has no AVX2: the face detector runs its SSE2 code, about 1.5x slower"
         }
     }
+
+    /// Whether the detector built into the shim is exactly dlib's `get_frontal_face_detector()`.
+    public static var embeddedDetectorMatchesDlib: Bool { sl_face_detector_embedded_matches_dlib() != 0 }
 
     /// The CPUs this process may use (its affinity mask): the default number of threads.
     public static var availableCores: Int { Int(sl_available_cpus()) }

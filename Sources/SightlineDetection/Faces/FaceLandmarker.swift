@@ -18,7 +18,7 @@ public struct PixelPoint: Sendable, Hashable {
 /// Not thread-safe: each instance belongs to one thread or serial queue (in the pipeline,
 /// the face detector's).
 public final class FaceLandmarker {
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
     private var points = [Int](repeating: 0, count: 2 * 68)
     private var errorBuffer = [CChar](repeating: 0, count: 256)
 

@@ -1,0 +1,133 @@
+import Foundation
+import SightlineCore
+import SightlineDetection
+import SightlineSamples
+import Testing
+
+@Suite struct RegionTrackingTests {
+    /// The detector built into the shim is dlib's own, byte for byte as it serialises.
+    @Test func embeddedDetectorIsDlibs() {
+        #expect(FaceDetector.embeddedDetectorMatchesDlib)
+    }
+
+    /// Scanning only around a face finds that face with the box, score and filter of the
+    /// whole scan, at the image's edges too (faces entering and leaving the sample's pan).
+    @Test(arguments: [(SampleMedia.faces640x480, 0), (SampleMedia.faces1280x720, 0), (SampleMedia.faces640x480, 1)])
+    func regionScanFindsTheWholeScansFaces(clip: URL, upsample: Int) throws {
+        let detector = try FaceDetector(configuration: .init(upsample: upsample, adjustThreshold: -0.3))
+        var (faces, refound, atEdges) = (0, 0, 0)
+        for frame in try sampleFrames(clip).enumerated().filter({ $0.offset % 10 == 0 }).map(\.element) {
+            let whole = try detector.detect(in: frame.pixels)
+            for face in whole {
+                faces += 1
+                if face.left < 0 || face.top < 0 || face.right >= frame.pixels.width { atEdges += 1 }
+                let around = try detector.detect(in: frame.pixels, around: [face]) { $0.width / 4 }
+                if around.contains(face) { refound += 1 }
+                // Whatever else it finds is a face the whole scan found too.
+                for other in around where other != face {
+                    #expect(whole.contains(other) || whole.contains { $0.intersectionOverUnion(other) > 0.3 })
+                }
+            }
+        }
+        #expect(faces > 20)
+        #expect(atEdges > 0)
+        #expect(refound == faces)
+    }
+
+    @Test func regionScanWithoutRegionsFindsNothing() throws {
+        let frame = try sampleFrames()[150]
+        let detector = try FaceDetector()
+        #expect(try !detector.detect(in: frame.pixels).isEmpty)
+        #expect(try detector.detect(in: frame.pixels, around: []) { _ in 10 }.isEmpty)
+    }
+
+    /// With a full scan every 5 frames, the faces published are those of full scans on every
+    /// frame: recall and precision against them on the sample's pan, where faces enter and
+    /// leave at both edges.
+    @Test func trackingKeepsRecallAndPrecision() throws {
+        let frames = try sampleFrames()
+        let whole = try FaceDetector()
+        let tracking = try FaceDetector(configuration: .init(fullScanInterval: 5))
+        var (expected, found, matched) = (0, 0, 0)
+        for frame in frames {
+            let truth = try whole.detect(in: frame.pixels)
+            let faces = try tracking.detectTracking(in: frame.pixels, frameDuration: frame.duration)
+            expected += truth.count
+            found += faces.count
+            matched += truth.filter { t in faces.contains { $0.intersectionOverUnion(t) >= 0.5 } }.count
+        }
+        #expect(tracking.scans.full == 60)
+        #expect(tracking.scans.regions == 240)
+        #expect(Double(matched) / Double(expected) >= 0.98, "recall \(matched) of \(expected)")
+        #expect(Double(matched) / Double(found) >= 0.99, "precision \(matched) of \(found)")
+    }
+
+    /// Every frame scanned whole with the default interval: exactly `detect(in:)`.
+    @Test func intervalOneIsAFullScanEveryFrame() throws {
+        let frames = try sampleFrames().prefix(40)
+        let whole = try FaceDetector()
+        let tracking = try FaceDetector()
+        for frame in frames {
+            #expect(
+                try tracking.detectTracking(in: frame.pixels, frameDuration: frame.duration)
+                    == whole.detect(in: frame.pixels))
+        }
+        #expect(tracking.scans.full == 40 && tracking.scans.regions == 0)
+    }
+
+    /// The faces' landmarks spread over the detector's threads are the landmarker's own.
+    @Test func landmarksOfAllFacesMatchOneByOne() throws {
+        let (landmarker, _) = try FaceModelFixtures.loadModels()
+        let detector = try FaceDetector(configuration: .init(adjustThreshold: -0.5, threads: 3))
+        var faces = 0
+        for frame in try sampleFrames().enumerated().filter({ $0.offset % 25 == 0 }).map(\.element) {
+            let found = try detector.detect(in: frame.pixels)
+            faces += found.count
+            let together = try detector.landmarks(of: found, in: frame.pixels, by: landmarker)
+            #expect(try together == found.map { try landmarker.landmarks(of: $0, in: frame.pixels) })
+        }
+        #expect(faces > 5)
+    }
+}
+
+@Suite struct MotionGateTests {
+    private func frame(_ fill: (Int, Int) -> UInt8) -> PixelBuffer {
+        var pixels = [UInt8](repeating: 0, count: 320 * 240)
+        for y in 0..<240 { for x in 0..<320 { pixels[y * 320 + x] = fill(x, y) } }
+        return PixelBuffer(format: .gray8, width: 320, height: 240, packedPlanes: [pixels])
+    }
+
+    @Test func stillFramesAreHeldAndMovementPassesWithSlowChangesAddingUp() throws {
+        let gate = MotionGate()
+        let scene = frame { x, y in UInt8((x * 3 + y) % 200) }
+        #expect(try gate.moved(scene))  // the first frame is always analysed
+        #expect(try !gate.moved(scene))
+        // Noise of a few grey levels on every pixel is not movement.
+        #expect(try !gate.moved(frame { x, y in UInt8((x * 3 + y) % 200 + (x + y) % 5) }))
+        // Something the size of a small face appears.
+        let entered = frame { x, y in (100..<140).contains(x) && (80..<120).contains(y) ? 250 : UInt8((x * 3 + y) % 200)
+        }
+        #expect(try gate.moved(entered))
+        #expect(try !gate.moved(entered))
+        // A slow fade: each step alone is below the threshold, but they add up against the
+        // last frame let through.
+        var passed = false
+        for step in 1...8 {
+            let faded = frame { x, y in UInt8(min(255, Int((x * 3 + y) % 200) + 3 * step)) }
+            if try gate.moved(faded) { passed = true }
+        }
+        #expect(passed)
+    }
+
+    /// The detector holds the faces of the last scan on frames the gate holds.
+    @Test func detectorHoldsFacesOnStillFrames() throws {
+        let frame = try sampleFrames()[150]
+        let gated = try FaceDetector(configuration: .init(motionGate: true))
+        let first = try gated.detectTracking(in: frame.pixels, frameDuration: frame.duration)
+        #expect(!first.isEmpty)
+        for _ in 0..<3 {
+            #expect(try gated.detectTracking(in: frame.pixels, frameDuration: frame.duration) == first)
+        }
+        #expect(gated.scans.full == 1 && gated.scans.held == 3)
+    }
+}
