@@ -135,6 +135,34 @@ extern "C" int sl_face_detector_detect_regions(sl_face_detector *detector, const
     });
 }
 
+extern "C" long sl_pyramid_mismatches(const uint8_t *pixels, int width, int height, ptrdiff_t bytes_per_row) {
+    // Every level of the image's pyramid_down<6> pyramid, dlib's against PyramidStep's built
+    // whole, in two bands of rows, and in a rectangle that starts and ends mid-group.
+    dlib::array2d<unsigned char> theirs, ours, previous;
+    dlib::assign_image(previous, LumaView{pixels, height, width, static_cast<long>(bytes_per_row)});
+    long mismatches = 0;
+    dlib::pyramid_down<6> pyramid;
+    PyramidStep step;
+    while (previous.nr() > 20 && previous.nc() > 20) {
+        pyramid(previous, theirs);
+        const LumaView above{&previous[0][0], previous.nr(), previous.nc(), previous.nc()};
+        step.plan(previous.nr(), previous.nc());
+        ours.set_size(step.out_rows(), step.out_columns());
+        const long half = ours.nr() / 2;
+        step.run(above, ours, dlib::rectangle(0, 0, ours.nc() - 1, half - 1));
+        step.run(above, ours, dlib::rectangle(0, half, ours.nc() - 1, ours.nr() - 1));
+        for (long r = 0; r < theirs.nr(); ++r)
+            for (long c = 0; c < theirs.nc(); ++c) mismatches += ours[r][c] != theirs[r][c];
+        dlib::assign_all_pixels(ours, 0);
+        const dlib::rectangle part(ours.nc() / 3 + 1, ours.nr() / 4, ours.nc() - 3, ours.nr() / 2);
+        step.run(above, ours, part);
+        for (long r = part.top(); r <= part.bottom(); ++r)
+            for (long c = part.left(); c <= part.right(); ++c) mismatches += ours[r][c] != theirs[r][c];
+        dlib::swap(previous, theirs);
+    }
+    return mismatches;
+}
+
 extern "C" int sl_face_detector_embedded_matches_dlib(void) {
     std::ostringstream out;
     dlib::serialize(dlib::get_frontal_face_detector(), out);

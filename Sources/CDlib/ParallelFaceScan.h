@@ -13,6 +13,7 @@
 #include <dlib/image_processing/frontal_face_detector.h>
 
 #include "CDlib.h"
+#include "ExactPyramid.h"
 #include "ShimSupport.h"
 
 #include <algorithm>
@@ -134,7 +135,8 @@ public:
     void detect(const dlib::frontal_face_detector &detector, const image_type &img, double adjust_threshold,
                 std::vector<dlib::rect_detection> &final_dets) {
         const unsigned long levels = level_count(detector.get_scanner(), dlib::get_rect(img));
-        build_pyramid(img, levels);
+        size_pyramid(img, levels);
+        for (unsigned long level = 1; level < levels; ++level) build_level(level, whole_level(level), true);
         jobs_.clear();
         for (unsigned long level = 0; level < levels; ++level) {
             jobs_.push_back({level, level_rect(img, level), dlib::rectangle(), 0});
@@ -170,9 +172,19 @@ public:
                 deepest = std::max(deepest, static_cast<unsigned long>(level));
             }
         }
-        build_pyramid(img, wanted_.empty() ? 1 : deepest + 1);
+        size_pyramid(img, wanted_.empty() ? 1 : deepest + 1);
         jobs_.clear();
         for (const auto &[level, area] : wanted_) add_crop(scanner, level_rect(img, level), level, area);
+        // Each level only where a crop, or the part of the level below that it comes from,
+        // needs it: bounding boxes from the deepest level up, then built top down.
+        needed_.assign(deepest + 1, dlib::rectangle());
+        for (const auto &job : jobs_) needed_[job.level] = needed_[job.level] + job.crop;
+        for (unsigned long level = deepest; level >= 2; --level) {
+            if (!needed_[level].is_empty()) needed_[level - 1] = needed_[level - 1] + steps_[level].source_of(needed_[level]);
+        }
+        for (unsigned long level = 1; level <= deepest; ++level) {
+            if (!needed_[level].is_empty()) build_level(level, needed_[level], false);
+        }
         deal_by_area(jobs_, region_groups_);
         run_jobs(detector, img, adjust_threshold, region_groups_);
         merge(detector, final_dets);
@@ -259,13 +271,41 @@ private:
         jobs_.push_back({level, crop, trusted, 0});
     }
 
-    // Levels 1… from the image, each from the one above, as create_fhog_pyramid makes them.
-    template <typename image_type> void build_pyramid(const image_type &img, unsigned long levels) {
-        images_.set_max_size(levels);
-        images_.set_size(levels);
-        dlib::pyramid_down<6> pyramid;
-        if (levels > 1) pyramid(img, images_[1]);
-        for (unsigned long level = 2; level < levels; ++level) pyramid(images_[level - 1], images_[level]);
+    // Plans levels 1… of the image's pyramid and sizes their buffers (kept from frame to
+    // frame), as create_fhog_pyramid sizes them; computes no pixel.
+    template <typename image_type> void size_pyramid(const image_type &img, unsigned long levels) {
+        level0_ = view(img, dlib::get_rect(img));
+        if (images_.max_size() < levels) {
+            images_.set_max_size(levels);
+            steps_.resize(levels);
+        }
+        images_.set_size(std::max(levels, images_.size()));
+        long rows = level0_.rows, columns = level0_.columns;
+        for (unsigned long level = 1; level < levels; ++level) {
+            steps_[level].plan(rows, columns);
+            rows = steps_[level].out_rows();
+            columns = steps_[level].out_columns();
+            if (images_[level].nr() != rows || images_[level].nc() != columns) images_[level].set_size(rows, columns);
+        }
+    }
+
+    dlib::rectangle whole_level(unsigned long level) const { return dlib::get_rect(images_[level]); }
+
+    // `area` of a level from the level above, with dlib's pixels; split by rows over the
+    // pool when `spread` and it is large enough to be worth waking the threads for.
+    void build_level(unsigned long level, const dlib::rectangle &area, bool spread) {
+        const LumaView above = level == 1 ? level0_ : view(images_[level - 1], whole_level(level - 1));
+        const PyramidStep &step = steps_[level];
+        const int threads = pool_.size();
+        if (!spread || threads == 1 || area.area() < 60000) {
+            step.run(above, images_[level], area);
+            return;
+        }
+        pool_.run([&](int worker) {
+            const long first = area.top() + area.height() * worker / threads;
+            const long last = area.top() + area.height() * (worker + 1) / threads - 1;
+            step.run(above, images_[level], dlib::rectangle(area.left(), first, area.right(), last));
+        });
     }
 
     // Jobs dealt to threads largest first, each to the thread with the least area so far.
@@ -387,7 +427,10 @@ private:
     }
 
     WorkerPool pool_;
-    dlib::array<dlib::array2d<unsigned char>> images_;
+    dlib::array<dlib::array2d<unsigned char>> images_;  // levels 1…; the image is level 0
+    std::vector<PyramidStep> steps_;                    // how each level comes from the one above
+    LumaView level0_{nullptr, 0, 0, 0};
+    std::vector<dlib::rectangle> needed_;  // per level, what a region scan reads
     dlib::array<dlib::array<dlib::array2d<float>>> feats_;  // one per job
     std::vector<dlib::array2d<float>> saliency_;  // one per thread
     std::vector<Job> jobs_;

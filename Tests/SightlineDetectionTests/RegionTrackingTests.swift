@@ -10,6 +10,14 @@ import Testing
         #expect(FaceDetector.embeddedDetectorMatchesDlib)
     }
 
+    /// The pyramid is dlib's, pixel for pixel, however it is built.
+    @Test(arguments: [SampleMedia.faces640x480, SampleMedia.faces1280x720])
+    func pyramidIsDlibsPixelForPixel(clip: URL) throws {
+        for frame in try sampleFrames(clip).enumerated().filter({ $0.offset % 50 == 0 }).map(\.element) {
+            #expect(try FaceDetector.pyramidMismatches(in: frame.pixels) == 0)
+        }
+    }
+
     /// Scanning only around a face finds that face with the box, score and filter of the
     /// whole scan, at the image's edges too (faces entering and leaving the sample's pan).
     @Test(arguments: [(SampleMedia.faces640x480, 0), (SampleMedia.faces1280x720, 0), (SampleMedia.faces640x480, 1)])

@@ -56,6 +56,10 @@ int sl_face_detector_detect_regions(sl_face_detector *detector, const uint8_t *p
 /// `get_frontal_face_detector()` does (else regenerate it: tools/make-face-detector-data.sh).
 int sl_face_detector_embedded_matches_dlib(void);
 
+/// For tests: how many pixels of the pyramid the detector builds (by rows, by rectangles)
+/// differ from dlib's pyramid_down<6> of the same image, over all its levels.
+long sl_pyramid_mismatches(const uint8_t *pixels, int width, int height, ptrdiff_t bytes_per_row);
+
 /// dlib's shape predictor: the 5 landmarks of `shape_predictor_5_face_landmarks.dat`
 /// (two corners of each eye, the base of the nose), or the 68 of the iBUG model.
 typedef struct sl_face_landmarker sl_face_landmarker;

@@ -288,6 +288,15 @@ public final class FaceDetector {
     /// Whether the detector built into the shim is exactly dlib's `get_frontal_face_detector()`.
     public static var embeddedDetectorMatchesDlib: Bool { sl_face_detector_embedded_matches_dlib() != 0 }
 
+    /// How many pixels of the image pyramid the detector builds differ from dlib's own
+    /// `pyramid_down<6>` of the frame (built whole, by bands and by rectangles): 0.
+    public static func pyramidMismatches(in pixels: PixelBuffer) throws -> Int {
+        let luma = try pixels.requireLumaPlane()
+        return sl_pyramid_mismatches(
+            luma.baseAddress.assumingMemoryBound(to: UInt8.self), Int32(pixels.width), Int32(pixels.height),
+            luma.bytesPerRow)
+    }
+
     /// The CPUs this process may use (its affinity mask): the default number of threads.
     public static var availableCores: Int { Int(sl_available_cpus()) }
 
