@@ -43,8 +43,10 @@ let package = Package(
         // C libraries from Debian, through thin shims.
         .systemLibrary(name: "CZMQ", pkgConfig: "libzmq", providers: [.apt(["libzmq3-dev"])]),
         .systemLibrary(
-            name: "CFFmpeg", pkgConfig: "libavformat libavcodec libswscale libavutil",
-            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"])]),
+            name: "CFFmpeg", pkgConfig: "libavformat libavcodec libswscale libswresample libavutil",
+            providers: [
+                .apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libswresample-dev", "libavutil-dev"])
+            ]),
         .systemLibrary(name: "CV4L2", pkgConfig: "libv4l2", providers: [.apt(["libv4l-dev"])]),
         // FreeType draws the text of burned-in clips.
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),

@@ -11,6 +11,7 @@ packages=(
   pkg-config
   libzmq3-dev                                                   # ZeroMQ
   libavformat-dev libavcodec-dev libswscale-dev libavutil-dev   # FFmpeg
+  libswresample-dev                                             # FFmpeg: audio to the AAC encoder
   libv4l-dev v4l-utils                                          # cameras
   libdlib-dev liblapack-dev libblas-dev                         # dlib (links LAPACK/BLAS)
   libopenblas0-serial    # dlib's BLAS through Debian's alternatives: descriptors 15x faster than the reference BLAS

@@ -16,9 +16,12 @@ public final class MediaFileSource: FrameSource {
         public var loop = false
         /// How long opening or a single read of a network stream may block.
         public var networkTimeout: Duration = .seconds(5)
-        public init(realtime: Bool = false, loop: Bool = false) {
+        /// What to do with the source's audio; nil: carry it on as AAC when it has some.
+        public var audio: AudioMode?
+        public init(realtime: Bool = false, loop: Bool = false, audio: AudioMode? = nil) {
             self.realtime = realtime
             self.loop = loop
+            self.audio = audio
         }
     }
 
@@ -26,7 +29,7 @@ public final class MediaFileSource: FrameSource {
     /// A URL FFmpeg reads over the network (rtsp://, http:// …): a live source, paced by its
     /// sender, not a file read as fast as it can be.
     public var isNetworkStream: Bool { url.contains("://") && !url.hasPrefix("file:") }
-    public let input: InputDescription
+    public private(set) var input: InputDescription
     private let options: Options
     private var format: UnsafeMutablePointer<AVFormatContext>?
     private var decoder: UnsafeMutablePointer<AVCodecContext>?
@@ -45,6 +48,15 @@ public final class MediaFileSource: FrameSource {
     /// decoded, when the video is H.264: for recording without re-encoding. Set it before
     /// the session starts.
     public var onCompressedPacket: (@Sendable (EncodedVideoPacket) -> Void)?
+    /// Called on the capture thread with each AAC frame of the source's audio (see
+    /// `input.audio`), in order. Set it before the session starts; without it the audio is
+    /// neither decoded nor encoded.
+    public var onAudioPacket: (@Sendable (EncodedAudioPacket) -> Void)?
+    /// What became of the audio so far, for any thread; nil without audio.
+    public var audioCounters: AudioCountersCell? { audio?.shared }
+    private let audio: StreamAudio?
+    /// Why the source's audio is left out, when it has audio that cannot be carried on.
+    public private(set) var audioProblem: String?
     private let interrupt = InterruptFlag()
     private var draining = false
     private var framesProduced = 0
@@ -85,7 +97,22 @@ public final class MediaFileSource: FrameSource {
         } else {
             (h264ParameterSets, nalLengthSize) = (extradata, nil)
         }
+        do {
+            audio = try StreamAudio(
+                format: opened.format, videoStream: opened.streamIndex, mode: options.audio, url: url)
+        } catch  where options.audio == nil {
+            // Audio nobody asked for by name must not keep the video from being analysed.
+            audio = nil
+            audioProblem = "\(error)"
+        } catch {
+            var decoder: UnsafeMutablePointer<AVCodecContext>? = opened.decoder
+            avcodec_free_context(&decoder)
+            var context: UnsafeMutablePointer<AVFormatContext>? = opened.format
+            avformat_close_input(&context)
+            throw error
+        }
         input = opened.input
+        input.audio = audio?.description
         if let frameRate = input.frameRate, frameRate > 0 {
             frameDuration = Int64((1 / frameRate / (Double(timeBase.num) / Double(timeBase.den))).rounded())
         }
@@ -200,6 +227,8 @@ public final class MediaFileSource: FrameSource {
 
             let readResult = av_read_frame(format, packet)
             if readResult == cffmpeg_averror_eof() {
+                // A looping file's audio goes on across the loop; otherwise this is its end.
+                if !draining, !options.loop, let audio, let onAudioPacket { audio.finish().forEach(onAudioPacket) }
                 draining = true
                 avcodec_send_packet(decoder, nil)
                 continue
@@ -209,6 +238,10 @@ public final class MediaFileSource: FrameSource {
                 throw SightlineError.sourceFailed(source: url, reason: ffmpegError(readResult))
             }
             defer { av_packet_unref(packet) }
+            if let audio, let onAudioPacket, packet.pointee.stream_index == audio.streamIndex {
+                audio.handle(packet, offset: mediaTime(loopOffset)).forEach(onAudioPacket)
+                continue
+            }
             guard packet.pointee.stream_index == streamIndex else { continue }
             if let onCompressedPacket, let parameterSets = h264ParameterSets {
                 onCompressedPacket(compressed(packet, parameterSets))

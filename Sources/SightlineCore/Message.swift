@@ -10,6 +10,8 @@ public enum MessageKind: String, Sendable, Codable, CaseIterable {
     case status
     /// One H.264 access unit, Annex B, in the payload frame; `time` is its presentation time.
     case video
+    /// One AAC frame in the payload frame; `time` is when its first sample is heard.
+    case audio
     /// A timed metadata group from a client, as the source republishes it with its media time.
     case metadata
     /// A downscaled frame for other services' detectors: pixels in the payload frame.
@@ -76,6 +78,7 @@ public struct Message: Sendable, Codable, Equatable {
     public var event: ObjectEvent?
     public var status: SourceStatus?
     public var video: VideoPacketInfo?
+    public var audio: AudioPacketInfo?
     public var metadata: ClientMetadataGroup?
     public var frame: FrameInfo?
 
@@ -83,7 +86,8 @@ public struct Message: Sendable, Codable, Equatable {
         kind: MessageKind, source: String, seq: UInt64 = 0, time: MediaTime?, wallTimeNs: UInt64,
         faces: [FaceObject]? = nil, codes: [MachineReadableCodeObject]? = nil, event: ObjectEvent? = nil,
         status: SourceStatus? = nil,
-        video: VideoPacketInfo? = nil, metadata: ClientMetadataGroup? = nil, frame: FrameInfo? = nil
+        video: VideoPacketInfo? = nil, audio: AudioPacketInfo? = nil, metadata: ClientMetadataGroup? = nil,
+        frame: FrameInfo? = nil
     ) {
         self.v = Message.protocolVersion
         self.kind = kind
@@ -96,6 +100,7 @@ public struct Message: Sendable, Codable, Equatable {
         self.event = event
         self.status = status
         self.video = video
+        self.audio = audio
         self.metadata = metadata
         self.frame = frame
     }
@@ -222,9 +227,12 @@ public struct InputDescription: Sendable, Codable, Equatable {
     /// turn clockwise, …, 8): the source's display matrix or `--orientation`. nil: upright.
     /// Frames and detections stay in the stored orientation, as AVFoundation's do.
     public var orientation: Int?
+    /// The source's audio and what Sightline makes of it; nil: none (or `--audio off`).
+    public var audio: AudioInputDescription?
 
     public init(
-        url: String, width: Int, height: Int, pixelFormat: String, frameRate: Double?, orientation: Int? = nil
+        url: String, width: Int, height: Int, pixelFormat: String, frameRate: Double?, orientation: Int? = nil,
+        audio: AudioInputDescription? = nil
     ) {
         self.url = url
         self.width = width
@@ -232,6 +240,7 @@ public struct InputDescription: Sendable, Codable, Equatable {
         self.pixelFormat = pixelFormat
         self.frameRate = frameRate
         self.orientation = orientation
+        self.audio = audio
     }
 }
 
@@ -258,6 +267,8 @@ public struct PipelineCounters: Sendable, Codable, Equatable {
     public var metadataIn: InputCounters?
     /// Video messages published (encoded or passed through).
     public var videoPackets: Int = 0
+    /// The source's audio, when it has some that is carried on.
+    public var audio: AudioCounters?
     public var messagesPublished: Int = 0
     public var bytesPublished: Int = 0
 

@@ -14,7 +14,11 @@ struct TrackLayout {
     var height: UInt32 = 0
     /// Tracks this one describes (`tref/cdsc`).
     var describes: [UInt32] = []
-    /// Media time shown at movie time 0 (the edit list's media_time).
+    /// Movie ticks of nothing before the media starts (an empty edit): a sound track that
+    /// starts after the video.
+    var emptyEditDuration: UInt64 = 0
+    /// Media time shown at movie time 0, or where the empty edit ends (the edit list's
+    /// media_time).
     var editMediaTime: Int64 = 0
     /// How much media the edit shows, in the track's ticks; nil: all of it from
     /// `editMediaTime` on.
@@ -122,6 +126,11 @@ enum MovieBoxes {
     }
 
     static func movieDuration(of track: TrackLayout, movieTimescale: UInt32) -> UInt64 {
+        mediaEditDuration(of: track, movieTimescale: movieTimescale) + track.emptyEditDuration
+    }
+
+    /// How long the edit that shows media lasts, in movie ticks.
+    static func mediaEditDuration(of track: TrackLayout, movieTimescale: UInt32) -> UInt64 {
         let media = track.editDuration ?? track.table.duration
         guard track.timescale != movieTimescale, track.timescale > 0 else { return media }
         return UInt64((Double(media) * Double(movieTimescale) / Double(track.timescale)).rounded())
@@ -164,16 +173,21 @@ enum MovieBoxes {
             if duration > 0 {
                 w.box("edts") { w in
                     let wideEdit = duration > UInt32.max || Int32(exactly: track.editMediaTime) == nil
+                    let edits: [(duration: UInt64, mediaTime: Int64)] =
+                        (track.emptyEditDuration > 0 ? [(track.emptyEditDuration, Int64(-1))] : [])
+                        + [(mediaEditDuration(of: track, movieTimescale: movieTimescale), track.editMediaTime)]
                     w.fullBox("elst", version: wideEdit ? 1 : 0, flags: 0) { w in
-                        w.u32(1)
-                        if wideEdit {
-                            w.u64(duration)
-                            w.i64(track.editMediaTime)
-                        } else {
-                            w.u32(UInt32(duration))
-                            w.i32(Int32(track.editMediaTime))
+                        w.u32(UInt32(edits.count))
+                        for edit in edits {
+                            if wideEdit {
+                                w.u64(edit.duration)
+                                w.i64(edit.mediaTime)
+                            } else {
+                                w.u32(UInt32(edit.duration))
+                                w.i32(Int32(edit.mediaTime))
+                            }
+                            w.u32(0x0001_0000)
                         }
-                        w.u32(0x0001_0000)
                     }
                 }
             }

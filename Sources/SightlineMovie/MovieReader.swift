@@ -26,7 +26,8 @@ public struct MovieTrack: Sendable {
     /// The key table, for `mebx` tracks.
     public var metadataFormat: MetadataTrackFormat?
     public var samples: [MovieSample] = []
-    /// Media time shown at movie time 0 (the first edit's media_time).
+    /// Media time shown at movie time 0: the first edit's media_time, less the empty edits
+    /// before it (negative when the media starts later than the movie).
     public var editMediaTime: Int64 = 0
     /// The whole sample-entry box, byte for byte.
     public var sampleEntry: [UInt8] = []
@@ -144,9 +145,16 @@ public final class MovieReader {
         }
         guard let (bytes, children, fragmented) = chosen else { return }
         isFragmented = fragmented
+        var movieTimescale: UInt32 = 0
+        if let mvhd = children.first("mvhd") {
+            var r = ByteReader(bytes, range: mvhd.payload)
+            let (version, _) = try r.versionAndFlags()
+            try r.skip(version == 1 ? 16 : 8)
+            movieTimescale = try r.u32()
+        }
         for trak in children.all("trak") {
             do {
-                tracks.append(try parseTrack(bytes, trak))
+                tracks.append(try parseTrack(bytes, trak, movieTimescale: movieTimescale))
             } catch {
                 warnings.append("track at byte \(trak.start) of 'moov' skipped: \(error)")
             }
@@ -181,7 +189,7 @@ public final class MovieReader {
         return current
     }
 
-    private func parseTrack(_ bytes: [UInt8], _ trak: Box) throws -> MovieTrack {
+    private func parseTrack(_ bytes: [UInt8], _ trak: Box, movieTimescale: UInt32) throws -> MovieTrack {
         guard let tkhd = try child(bytes, trak, ["tkhd"]) else { throw MovieError.malformed("no 'tkhd'") }
         var r = ByteReader(bytes, range: tkhd.payload)
         let (version, _) = try r.versionAndFlags()
@@ -219,22 +227,28 @@ public final class MovieReader {
             r = ByteReader(bytes, range: elst.payload)
             let (elstVersion, _) = try r.versionAndFlags()
             var first: Int64?
+            var empty: UInt64 = 0  // movie ticks of empty edits before the first media
             for _ in 0..<min(try r.u32(), 16) {
+                let duration: UInt64
                 let mediaTime: Int64
                 if elstVersion == 1 {
-                    try r.skip(8)
+                    duration = try r.u64()
                     mediaTime = try r.i64()
                 } else {
-                    try r.skip(4)
+                    duration = UInt64(try r.u32())
                     mediaTime = Int64(try r.i32())
                 }
                 try r.skip(4)
                 if mediaTime >= 0 {
                     first = mediaTime
                     break
-                }  // -1 is an empty edit
+                }
+                empty &+= duration  // -1 is an empty edit: nothing shown meanwhile
             }
-            track.editMediaTime = first ?? 0
+            let delay =
+                movieTimescale > 0
+                ? Int64(min((Double(empty) * Double(timescale) / Double(movieTimescale)).rounded(), 1e15)) : 0
+            track.editMediaTime = (first ?? 0) &- delay
         }
         guard let stbl = try child(bytes, mdia, ["minf", "stbl"]) else {
             throw MovieError.malformed("track \(id) has no 'stbl'")

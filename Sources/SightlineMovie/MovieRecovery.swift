@@ -1,4 +1,5 @@
 import Glibc
+import SightlineCore
 
 /// Finalises a recording that was cut off while its fragments were being written (process
 /// killed, power lost): everything up to the last complete fragment is kept. A recording
@@ -74,7 +75,8 @@ public enum MovieRecovery {
             throw MovieError.unreadable(path: path, reason: kept.warnings.joined(separator: "; "))
         }
 
-        let tracks = kept.tracks.map(TrackLayout.init(recovering:))
+        var tracks = kept.tracks.map(TrackLayout.init(recovering:))
+        placeSoundTracks(&tracks, read: kept.tracks)
         let timescale = tracks.first(where: \.isVideo)?.timescale ?? tracks.first?.timescale ?? 600
         let movie = MovieBoxes.movie(
             tracks: tracks, timescale: timescale, fragmented: false, creationTime: MovieBoxes.now)
@@ -93,6 +95,23 @@ public enum MovieRecovery {
         case .removedEmpty(let bytes):
             "removed: cut off before its first fragment was complete (\(bytes) bytes, no frame)"
         case .inUse: "left alone: another process is recording it"
+        }
+    }
+
+    /// Puts each sound track in step with the video, as the writer would have: their
+    /// fragments share the video's decode timeline, so the first sound sample's decode time
+    /// against the video's first presentation says how much to cut or to wait.
+    private static func placeSoundTracks(_ tracks: inout [TrackLayout], read: [MovieTrack]) {
+        guard let video = tracks.first(where: \.isVideo) else { return }
+        for index in tracks.indices where tracks[index].isSound {
+            guard let first = read[index].samples.first else { continue }
+            let scale = Int32(clamping: tracks[index].timescale)
+            let lead =
+                MediaTime(value: video.editMediaTime, timescale: Int32(clamping: video.timescale)).converted(to: scale)
+                .value - first.decodeTime
+            tracks[index].editMediaTime = max(lead, 0)
+            tracks[index].emptyEditDuration = UInt64(
+                MediaTime(value: max(-lead, 0), timescale: scale).converted(to: Int32(clamping: video.timescale)).value)
         }
     }
 

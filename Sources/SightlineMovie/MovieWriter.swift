@@ -120,6 +120,8 @@ public final class MovieWriter {
     /// track's first sample is presented.
     private var pendingPassthrough: [[PassthroughSample]]
     private var passthroughStarts: [MediaTime?]
+    /// Where each passthrough track's first fragment starts on the video's decode timeline.
+    private var passthroughMediaStarts: [UInt64?]
 
     public init(
         path: String, video: VideoTrackFormat, metadataTracks: [MetadataTrackFormat] = [],
@@ -157,6 +159,7 @@ public final class MovieWriter {
         }
         pendingPassthrough = Array(repeating: [], count: passthroughTracks.count)
         passthroughStarts = Array(repeating: nil, count: passthroughTracks.count)
+        passthroughMediaStarts = Array(repeating: nil, count: passthroughTracks.count)
         tracks = layouts
         file = try MovieFile(path: path, mode: .create)
         guard file.tryLock() else { throw MovieError.inUse(path: path) }
@@ -308,19 +311,24 @@ public final class MovieWriter {
         bytesWritten += UInt64(bytes.count)
     }
 
-    /// Each passthrough track's edit list: shown from movie time 0 (its media cut where it
-    /// started earlier) for as long as the video.
+    /// Each passthrough track's edit list: shown in step with the video from movie time 0,
+    /// its media cut where it started earlier, or after an empty edit where it started
+    /// later, for as long as the video.
     private func placePassthroughTracks(origin: Int64, end: Int64) {
         let firstPassthrough = 1 + metadataFormats.count
         for (index, start) in passthroughStarts.enumerated() {
             guard let start else { continue }
             let track = firstPassthrough + index
             let scale = Int32(clamping: tracks[track].timescale)
-            let originTicks = MediaTime(value: origin, timescale: timescale).converted(to: scale).value
-            let skip = max(0, originTicks - start.converted(to: scale).value)
-            tracks[track].editMediaTime = skip
-            let shown = MediaTime(value: end - origin, timescale: timescale).converted(to: scale).value
-            tracks[track].editDuration = UInt64(max(0, min(Int64(tracks[track].table.duration) - skip, shown)))
+            let lead =
+                MediaTime(value: origin, timescale: timescale).converted(to: scale).value
+                - start.converted(to: scale).value
+            let shown = MediaTime(value: end - origin, timescale: timescale).converted(to: scale).value + min(lead, 0)
+            tracks[track].editMediaTime = max(lead, 0)
+            tracks[track].emptyEditDuration = UInt64(
+                MediaTime(value: max(-lead, 0), timescale: scale).converted(to: timescale).value)
+            tracks[track].editDuration = UInt64(
+                max(0, min(Int64(tracks[track].table.duration) - max(lead, 0), shown)))
         }
     }
 
@@ -369,9 +377,19 @@ public final class MovieWriter {
             let samples = pendingPassthrough[index].prefix(count)
             pendingPassthrough[index].removeFirst(count)
             let track = 1 + metadataFormats.count + index
+            if passthroughMediaStarts[index] == nil {
+                // Timed from the video's first decode time, as the video's fragments are, so
+                // a reader of the fragments (and recovery) finds the two in step.
+                let scale = Int32(clamping: tracks[track].timescale)
+                let videoStart = MediaTime(value: firstDecodeTime, timescale: timescale).converted(to: scale).value
+                passthroughMediaStarts[index] = UInt64(
+                    max(0, samples.first!.time.converted(to: scale).value - videoStart))
+            }
             runs.append(
                 FragmentRun(
-                    trackID: UInt32(track + 1), baseDecodeTime: tracks[track].table.duration, dataOffset: offset,
+                    trackID: UInt32(track + 1),
+                    baseDecodeTime: passthroughMediaStarts[index]! + tracks[track].table.duration,
+                    dataOffset: offset,
                     sizes: samples.map { UInt32($0.data.count) }, durations: samples.map(\.duration),
                     compositionOffsets: samples.map { _ in 0 }, isSync: samples.map { _ in true }))
             payload += samples.map(\.data)

@@ -75,6 +75,7 @@ public final class AnalysisPipeline: Service, Sendable {
     private let faces: ObjectAnalysis<FaceDetector>?
     private let codes: ObjectAnalysis<BarcodeDetector>?
     private let video: VideoPublishing
+    private let audioCounters: AudioCountersCell?
     private let metadataInput: MetadataInput?
     private let framesOutput: FramesPublishing?
     private let logger: Logger
@@ -97,6 +98,10 @@ public final class AnalysisPipeline: Service, Sendable {
         let source: any FrameSource
         let file: MediaFileSource?
         if V4L2Source.isDevice(configuration.source) {
+            if let audio = configuration.sourceOptions.audio, audio != .off {
+                throw SightlineError.invalidArgument(
+                    "--audio \(audio.rawValue): \(configuration.source) is a camera, which has no audio stream")
+            }
             let camera = try V4L2Source(path: configuration.source, options: configuration.camera)
             logger.info(
                 "camera",
@@ -173,6 +178,17 @@ public final class AnalysisPipeline: Service, Sendable {
                         maximumFramesInFlight: VideoPublishing.maximumBacklog))
             }
         }
+        if let file, let audio = file.input.audio {
+            let publishing = AudioPublishing(
+                publisher: publisher, sourceID: configuration.sourceID, format: audio.output)
+            file.onAudioPacket = { publishing.publish($0) }
+            audioCounters = file.audioCounters
+        } else {
+            audioCounters = nil
+        }
+        if let problem = file?.audioProblem {
+            logger.warning("the source's audio is left out", metadata: ["reason": "\(problem)"])
+        }
         let sourceID = configuration.sourceID
         let currentState = StateCell()
         self.currentState = currentState
@@ -212,6 +228,7 @@ public final class AnalysisPipeline: Service, Sendable {
         counters.codeDetection = codes?.timing
         counters.encoding = video.encodingTiming
         counters.videoPackets = video.packetsPublished
+        counters.audio = audioCounters?.counters
         counters.metadataIn = metadataInput?.counters
         counters.framesPublishing = framesOutput?.timing
         (counters.messagesPublished, counters.bytesPublished) = publisher.totals
@@ -250,6 +267,7 @@ public final class AnalysisPipeline: Service, Sendable {
                 "source": "\(configuration.sourceID)", "input": "\(input.url)",
                 "size": "\(input.width)x\(input.height)",
                 "fps": "\(input.frameRate.map { String(format: "%.2f", $0) } ?? "?")",
+                "audio": "\(input.audio?.summary ?? "none")",
                 "publish": "\(publisher.endpoint)",
                 "detect": "\(detections.joined(separator: ","))", "analysis": "\(analysisMode.rawValue)",
                 "simd": "\(FaceDetector.instructionSet)",

@@ -21,8 +21,7 @@ public enum VideoMode: String, Sendable, CaseIterable {
 public final class VideoPublishing: FrameDataOutputDelegate, @unchecked Sendable {
     private let publisher: Publisher
     private let sourceID: String
-    private let topic: String
-    private let mode: VideoMode
+    private let demand: OnDemandTopic
     private let logger: Logger
     private let encoderOptions: VideoEncoder.Options
     private let frameRate: Double
@@ -33,7 +32,6 @@ public final class VideoPublishing: FrameDataOutputDelegate, @unchecked Sendable
     private let isLive: Bool
     /// Frames the encode output may hold before capture waits for it.
     static let maximumBacklog = 8
-    private let subscribed = Atomic<Bool>(false)
     private let state = Mutex((timing: TimingCounters(), packets: 0, encoding: false))
 
     public init(
@@ -43,8 +41,7 @@ public final class VideoPublishing: FrameDataOutputDelegate, @unchecked Sendable
         self.isLive = isLive
         self.publisher = publisher
         self.sourceID = sourceID
-        self.topic = Topic.make(kind: .video, source: sourceID)
-        self.mode = mode
+        self.demand = OnDemandTopic(publisher: publisher, kind: .video, sourceID: sourceID, mode: mode)
         self.encoderOptions = encoder
         self.frameRate = frameRate
         self.logger = logger
@@ -53,25 +50,13 @@ public final class VideoPublishing: FrameDataOutputDelegate, @unchecked Sendable
     public var encodingTiming: TimingCounters? { state.withLock { $0.encoding ? $0.timing : nil } }
     public var packetsPublished: Int { state.withLock { $0.packets } }
 
-    /// Whether to publish now; notes a subscriber's arrival so it starts at a key frame.
-    private func wanted() -> (publish: Bool, newSubscriber: Bool) {
-        switch mode {
-        case .off: return (false, false)
-        case .always: return (true, false)
-        case .onDemand:
-            let now = publisher.hasSubscriber(for: topic)
-            let before = subscribed.exchange(now, ordering: .relaxed)
-            return (now, now && !before)
-        }
-    }
-
     /// Encodes and publishes one frame. On the encode output's queue.
     public func frameDataOutput(_ output: FrameDataOutput, didOutput frame: VideoFrame) {
         if isLive, !reportedBacklog, output.maxBacklog >= Self.maximumBacklog - 1 {
             reportedBacklog = true
             logger.warning("the encoder is falling behind: capture waits for it", metadata: ["source": "\(sourceID)"])
         }
-        let (publish, newSubscriber) = wanted()
+        let (publish, newSubscriber) = demand.wanted()
         guard publish, !encoderFailed else { return }
         do {
             if encoder == nil {
@@ -105,7 +90,7 @@ public final class VideoPublishing: FrameDataOutputDelegate, @unchecked Sendable
 
     /// Publishes a packet the source demuxed. On the capture thread.
     public func publishCompressed(_ packet: EncodedVideoPacket, width: Int, height: Int) {
-        guard wanted().publish else { return }
+        guard demand.wanted().publish else { return }
         send(packet, wallTimeNs: WallClock.nowNanoseconds(), width: width, height: height)
     }
 
@@ -118,5 +103,32 @@ public final class VideoPublishing: FrameDataOutputDelegate, @unchecked Sendable
                     height: height)),
             payload: packet.data)
         state.withLock { $0.packets += 1 }
+    }
+}
+
+/// Whether a kind of message is wanted now: always, never, or while someone subscribes to
+/// its topic, noting each subscriber's arrival (an encoder starts it at a key frame). Any
+/// thread.
+final class OnDemandTopic: Sendable {
+    private let publisher: Publisher
+    private let topic: String
+    private let mode: VideoMode
+    private let subscribed = Atomic<Bool>(false)
+
+    init(publisher: Publisher, kind: MessageKind, sourceID: String, mode: VideoMode) {
+        self.publisher = publisher
+        self.topic = Topic.make(kind: kind, source: sourceID)
+        self.mode = mode
+    }
+
+    func wanted() -> (publish: Bool, newSubscriber: Bool) {
+        switch mode {
+        case .off: return (false, false)
+        case .always: return (true, false)
+        case .onDemand:
+            let now = publisher.hasSubscriber(for: topic)
+            let before = subscribed.exchange(now, ordering: .relaxed)
+            return (now, now && !before)
+        }
     }
 }

@@ -40,13 +40,13 @@ public final class Recorder {
     private let logger: Logger
 
     private var writer: MovieWriter?
-    private var nextFile: NextFile?
     private var path: String?
     private var parameterSets: [ArraySlice<UInt8>] = []
     private var segmentStart: MediaTime?
     private var lastVideoSequence: UInt64?
     private var waitingAfterGap = false
-    private var delayed: [VideoSample] = []
+    /// Video waiting out the metadata delay; a key frame that starts a file says which.
+    private var delayed: [(sample: VideoSample, startsFile: NextFile?)] = []
     private var newestVideoTime: MediaTime?
     /// Presentation time up to which video has been handed to the writer.
     private var writtenUntil: MediaTime?
@@ -75,6 +75,11 @@ public final class Recorder {
         return encoder
     }()
     private var fileFrames = 0
+    private var audio = RecorderAudio()
+    /// The open file's sound track (its passthrough index) and format, when it has one.
+    private var fileAudio: (track: Int, format: AudioFormat)?
+    /// The open file's first video decode time: its audio starts there at the earliest.
+    private var fileVideoStart: MediaTime?
 
     /// `retention`: the rules to apply after each finished file; by default this source's own
     /// policy from `configuration`. `serve` passes one shared by every source, with the
@@ -142,6 +147,7 @@ public final class Recorder {
         }
         switch message.kind {
         case .video: handleVideo(message, payload: received.payload)
+        case .audio: handleAudio(message, payload: received.payload)
         case .faces: handleFaces(message)
         case .codes: handleCodes(message)
         case .metadata: handleClientMetadata(message)
@@ -151,6 +157,7 @@ public final class Recorder {
             }
             if message.status?.detections?.contains("identities") == true { learnNamedFaces() }
             if let orientation = message.status?.input?.orientation { learnOrientation(orientation) }
+            if let output = message.status?.input?.audio?.output { audio.expect(output) }
             // The source ended or failed: its file is complete. One opened again (`serve`)
             // starts a new file at its first key frame.
             if let state = message.status?.state, state == .stopped || state == .failed {
@@ -164,6 +171,7 @@ public final class Recorder {
     /// Writes everything still waiting and finalises the file.
     public func finish() {
         flushVideo(until: nil)
+        flushAudio(until: nil)
         writeMetadata(upTo: nil)
         closeFile()
     }
@@ -191,31 +199,35 @@ public final class Recorder {
         guard !units.isEmpty else { return drop("malformed", log: "a video message holds no H.264 NAL unit") }
 
         if pausedReason != nil, !info.keyFrame { return drop("diskFull") }
-        if (writer == nil && nextFile == nil) || waitingAfterGap {
+        let fileComing = writer != nil || delayed.contains { $0.startsFile != nil }
+        if !fileComing || waitingAfterGap {
             guard info.keyFrame else { return drop(waitingAfterGap ? "gap" : "beforeKeyFrame") }
             waitingAfterGap = false
         }
+        var startsFile: NextFile?
         if info.keyFrame {
             guard hasFreeSpace() else { return }
             let sets = units.filter {
                 [H264.sequenceParameterSet, H264.pictureParameterSet].contains(H264.type(of: $0))
             }
-            if writer != nil, shouldStartNewFile(at: time, parameterSets: sets) {
-                // The frames before this key frame end the file; later metadata waits for the next.
-                flushVideo(until: nil)
-                closeFile()
-            }
-            if writer == nil, nextFile == nil {
+            // The file changes when this frame leaves the delay: by then the audio and the
+            // metadata of the frames before it have arrived and end the file with them.
+            if !fileComing || shouldStartNewFile(at: time, parameterSets: sets) {
                 guard !sets.isEmpty else { return drop("malformed", log: "a key frame came without its SPS and PPS") }
-                nextFile = NextFile(
+                startsFile = NextFile(
                     parameterSets: sets, width: info.width, height: info.height, timescale: time.timescale,
                     wallTimeNs: message.wallTimeNs)
+                parameterSets = sets
+                segmentStart = time
+                wantsNewFile = false
             }
         }
         delayed.append(
-            VideoSample(
-                annexB: payload, decodeTime: info.decodeTime, presentationTime: time, duration: info.duration,
-                isSync: info.keyFrame))
+            (
+                VideoSample(
+                    annexB: payload, decodeTime: info.decodeTime, presentationTime: time, duration: info.duration,
+                    isSync: info.keyFrame), startsFile
+            ))
         newestVideoTime = max(newestVideoTime ?? time, time)
         flushVideo(until: time - configuration.metadataDelay)
     }
@@ -230,26 +242,35 @@ public final class Recorder {
         if let duration = configuration.segmentDuration, let start = segmentStart, time - start >= duration {
             return true
         }
-        if let limit = configuration.maximumFileSize, let writer, writer.bytesWritten >= limit { return true }
+        // The open file's size says nothing once its successor is decided.
+        if let limit = configuration.maximumFileSize, let writer, writer.bytesWritten >= limit,
+            !delayed.contains(where: { $0.startsFile != nil })
+        {
+            return true
+        }
         return wantsNewFile
     }
 
     /// Hands the writer the video up to `until` (all of it when nil), each frame after the
     /// metadata that precedes it.
     private func flushVideo(until: MediaTime?) {
-        while let sample = delayed.first, until.map({ sample.presentationTime <= $0 }) ?? true {
-            if writer == nil {
-                guard let next = nextFile else { return }
+        while let (sample, startsFile) = delayed.first, until.map({ sample.presentationTime <= $0 }) ?? true {
+            if let startsFile {
+                flushAudio(until: sample.presentationTime)
+                closeFile()
                 do {
-                    try openFile(next, at: sample.presentationTime)
+                    try openFile(startsFile, at: sample.presentationTime, decodeTime: sample.decodeTime)
                 } catch {
                     return stop("cannot start a recording: \(error)")
                 }
-                nextFile = nil
             }
-            guard let writer else { return }
             delayed.removeFirst()
+            guard let writer else {
+                drop("beforeKeyFrame")
+                continue
+            }
             writeMetadata(upTo: sample.presentationTime)
+            flushAudio(until: sample.presentationTime)
             do {
                 let synced = writer.videoSamplesWritten
                 try writer.append(sample)
@@ -264,6 +285,43 @@ public final class Recorder {
             } catch {
                 return stop("\(error)")
             }
+        }
+    }
+
+    // MARK: Audio
+
+    private func handleAudio(_ message: Message, payload: [UInt8]?) {
+        guard let info = message.audio, let time = message.time, let payload, !payload.isEmpty,
+            info.duration.value > 0, (try? MovieWriter.PassthroughTrackFormat.aac(info.format)) != nil
+        else {
+            counters.audioDropped["malformed", default: 0] += 1
+            return
+        }
+        let changed = audio.receive(
+            payload, time: time, duration: info.duration, format: info.format, counters: &counters)
+        if changed, writer != nil, fileAudio?.format != info.format {
+            wantsNewFile = true
+            logger.notice(
+                "audio started or changed: a new file starts at the next key frame",
+                metadata: [
+                    "source": "\(configuration.sourceID)",
+                    "audio": "\(info.format.sampleRate) Hz \(info.format.channels) ch",
+                ])
+        }
+        // Audio for video already written goes straight in.
+        if let written = writtenUntil { flushAudio(until: written) }
+    }
+
+    /// Gives the open file the audio heard before `until` (nil: all of it).
+    private func flushAudio(until: MediaTime?) {
+        guard let writer, let fileStart = fileVideoStart else { return }
+        do {
+            try audio.write(
+                until: until, to: writer, track: fileAudio?.track, trackFormat: fileAudio?.format, fileStart: fileStart,
+                counters: &counters)
+        } catch {
+            counters.audioDropped["malformed", default: 0] += 1
+            logger.warning("audio not recorded: \(error)", metadata: ["source": "\(configuration.sourceID)"])
         }
     }
 
@@ -414,19 +472,24 @@ public final class Recorder {
         var wallTimeNs: UInt64
     }
 
-    private func openFile(_ next: NextFile, at time: MediaTime) throws {
-        let (sets, width, height) = (next.parameterSets, next.width, next.height)
+    private func openFile(_ next: NextFile, at time: MediaTime, decodeTime: MediaTime) throws {
+        let (width, height) = (next.width, next.height)
         let format = try VideoTrackFormat(
-            annexBParameterSets: H264.annexB(sets), width: width, height: height, timescale: next.timescale)
+            annexBParameterSets: H264.annexB(next.parameterSets), width: width, height: height,
+            timescale: next.timescale)
         let path = uniquePath(wallTimeNs: next.wallTimeNs)
+        let sound = try audio.format.map { try MovieWriter.PassthroughTrackFormat.aac($0) }
         let writer = try MovieWriter(
             path: path, video: format, metadataTracks: tracks.map(\.format),
+            passthroughTracks: sound.map { [$0] } ?? [],
             configuration: .init(
                 fragmentInterval: configuration.fragmentInterval,
                 videoMatrix: orientation.map { DisplayMatrix.matrix(exifOrientation: $0, width: width, height: height) }
             ))
         fileTracks = Dictionary(uniqueKeysWithValues: tracks.enumerated().map { ($1.identifier, $0) })
         fileNamesFaces = tracks.contains { $0.format == .detectedFacesWithIdentities }
+        fileAudio = audio.format.map { (0, $0) }
+        fileVideoStart = decodeTime
         wantsNewFile = false
         // What holds when the file starts (faces on screen, the position) is in it from its
         // first frame.
@@ -439,14 +502,18 @@ public final class Recorder {
         }
         self.writer = writer
         self.path = path
-        parameterSets = sets
-        segmentStart = time
         fileFrames = 0
-        logger.info("recording", metadata: ["file": "\(path)", "size": "\(width)x\(height)"])
+        logger.info(
+            "recording",
+            metadata: [
+                "file": "\(path)", "size": "\(width)x\(height)",
+                "audio": "\(audio.format.map { "aac \($0.sampleRate) Hz \($0.channels) ch" } ?? "none")",
+            ])
     }
 
     private func closeFile() {
         guard let writer, let path else { return }
+        audio.endFile(writer, track: fileAudio?.track, counters: &counters)
         do {
             try writer.finish()
         } catch {
@@ -471,7 +538,6 @@ public final class Recorder {
     private func stop(_ reason: String) {
         counters.framesDropped["stopped", default: 0] += delayed.count
         delayed.removeAll()
-        nextFile = nil
         closeFile()
         stopReason = reason
         logger.error("recording stopped: \(reason)", metadata: ["source": "\(configuration.sourceID)"])
@@ -495,8 +561,8 @@ public final class Recorder {
         if pausedReason == nil {
             flushVideo(until: nil)  // the frames before this key frame complete their group
             writeMetadata(upTo: nil)
+            flushAudio(until: nil)
             closeFile()
-            nextFile = nil
             pausedReason =
                 "only \(free >> 20) MiB free in \(configuration.directory) (the limit is \(configuration.minimumFreeSpace >> 20) MiB)"
             logger.error(

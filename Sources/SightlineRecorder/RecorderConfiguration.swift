@@ -46,6 +46,14 @@ public struct RecorderCounters: Sendable, Equatable, Codable {
     /// Metadata dropped, by reason: `late` (its time was already written), `malformed`,
     /// `impossibleTime`.
     public var metadataDropped: [String: Int] = [:]
+    /// Audio frames written, and dropped by reason: `beforeFile` (heard before the file's
+    /// first frame), `noTrackInFile` (the audio started or changed format while a file was
+    /// open: the next file has it), `overlap`, `noFile` (waiting too long for a key frame),
+    /// `malformed`.
+    public var audioWritten = 0
+    public var audioDropped: [String: Int] = [:]
+    /// Times the audio's timestamps jumped (gaps, overlaps, another clock).
+    public var audioJumps = 0
     public var files: [String] = []
     public var bytesWritten: UInt64 = 0
 

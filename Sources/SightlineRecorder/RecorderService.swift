@@ -29,7 +29,8 @@ public final class RecorderService: Service, @unchecked Sendable {
         subscriber = try Subscriber(
             endpoints: endpoints,
             topics: Subscriber.topics(
-                kinds: [.video, .faces, .codes, .metadata, .status], source: configuration.sourceID), curve: curve)
+                kinds: [.video, .audio, .faces, .codes, .metadata, .status], source: configuration.sourceID),
+            curve: curve)
         subscriber.logRejections(to: logger)
         self.untilSourceStops = untilSourceStops
         self.logger = logger

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import SightlineBus
+import SightlineCapture
 import SightlineCore
 import SightlineDetection
 import SightlinePipeline
@@ -134,6 +135,7 @@ func printLine(_ json: [UInt8]) {
 }
 
 extension VideoMode: ExpressibleByArgument {}
+extension AudioMode: ExpressibleByArgument {}
 extension FrameInfo.Format: ExpressibleByArgument {}
 
 /// `WIDTHxHEIGHT`, both positive.

@@ -86,6 +86,13 @@ struct SourceOptions: ParsableArguments {
     @Option(help: "When to publish video: on-demand (while subscribed), always, off.")
     var video = VideoMode.onDemand
 
+    @Option(
+        help: """
+            The source's audio: pass (AAC as it is), aac (any codec encoded to AAC), off. \
+            Default: AAC passes, other codecs are encoded, a source without audio has none.
+            """)
+    var audio: AudioMode?
+
     @Flag(help: "Encode video even when the source is already H.264.")
     var reencode = false
 
@@ -128,7 +135,7 @@ struct SourceOptions: ParsableArguments {
         guard statusInterval > 0 else { throw ValidationError("--status-interval must be positive") }
         var configuration = PipelineConfiguration(source: source ?? SampleMedia.faces640x480.path)
         configuration.sourceID = sourceID
-        configuration.sourceOptions = MediaFileSource.Options(realtime: realtime, loop: loop)
+        configuration.sourceOptions = MediaFileSource.Options(realtime: realtime, loop: loop, audio: audio)
         configuration.camera = try cameraOptions()
         if let orientation {
             guard (1...8).contains(orientation) else {

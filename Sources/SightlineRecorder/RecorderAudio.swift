@@ -1,0 +1,103 @@
+import SightlineCore
+import SightlineMovie
+
+/// A source's audio on its way into the recorder's files, in step with the video.
+///
+/// The recorder hands it the frames as they arrive and, before each video frame it writes,
+/// asks for the audio heard before that frame: so a file cut at a key frame ends with the
+/// audio before it, and the next starts with the audio after. The first file's audio
+/// starts at its first video frame's decode time at the earliest.
+///
+/// Timestamps are checked on the way: a frame that overlaps the one before (a step back
+/// of up to a second) is dropped; a gap of up to ten seconds lengthens the frame before it,
+/// so what follows stays in step; a larger step either way is a new clock, and the audio is
+/// timed on from where it was (re-based). Each is counted, and no sample ends up with a
+/// negative or zero duration.
+///
+/// Not thread-safe: the recorder's thread.
+struct RecorderAudio {
+    /// The format of the newest frame: what a new file's sound track is declared with.
+    private(set) var format: AudioFormat?
+    private var pending: [(data: [UInt8], time: MediaTime, duration: MediaTime, format: AudioFormat)] = []
+    /// The last frame given to a file, held until the next one says how long it lasts.
+    private var held: MovieWriter.PassthroughSample?
+    /// Added to the source's audio times since the last re-base.
+    private var offset = MediaTime.zero
+    /// Frames waiting for a file at most (ten seconds at 48 kHz): older ones are dropped.
+    static let maximumPending = 480
+
+    /// The source says it has audio of `format`: the next file declares a sound track even
+    /// if its first audio frame comes after its first video frame.
+    mutating func expect(_ format: AudioFormat) {
+        if self.format == nil { self.format = format }
+    }
+
+    /// Takes a frame in; true when its format differs from the frames before (a new file
+    /// must declare it).
+    mutating func receive(
+        _ data: [UInt8], time: MediaTime, duration: MediaTime, format: AudioFormat, counters: inout RecorderCounters
+    ) -> Bool {
+        let changed = format != self.format
+        self.format = format
+        pending.append((data, time, duration, format))
+        if pending.count > Self.maximumPending {
+            pending.removeFirst()
+            counters.audioDropped["noFile", default: 0] += 1
+        }
+        return changed
+    }
+
+    /// Gives `writer`'s sound track `track` (nil: the file has none) the frames heard
+    /// before `until` (nil: all), leaving out those before `fileStart`.
+    mutating func write(
+        until: MediaTime?, to writer: MovieWriter, track: Int?, trackFormat: AudioFormat?, fileStart: MediaTime,
+        counters: inout RecorderCounters
+    ) throws {
+        while let next = pending.first, until.map({ next.time + offset < $0 }) ?? true {
+            pending.removeFirst()
+            guard let track, next.format == trackFormat else {
+                counters.audioDropped["noTrackInFile", default: 0] += 1
+                continue
+            }
+            var time = (next.time + offset).converted(to: Int32(next.format.sampleRate))
+            let duration = next.duration.converted(to: Int32(next.format.sampleRate))
+            guard duration.value > 0 else {
+                counters.audioDropped["malformed", default: 0] += 1
+                continue
+            }
+            if held == nil, time < fileStart {
+                counters.audioDropped["beforeFile", default: 0] += 1
+                continue
+            }
+            if var previous = held {
+                let end = previous.time + MediaTime(value: Int64(previous.duration), timescale: time.timescale)
+                let gap = time - end
+                let halfFrame = MediaTime(value: duration.value / 2, timescale: time.timescale)
+                if gap.seconds < -1 || gap.seconds > 10 {
+                    // Another clock: go on from where the audio was.
+                    counters.audioJumps += 1
+                    offset = offset + (end - time)
+                    time = end
+                } else if gap < MediaTime(value: -halfFrame.value, timescale: time.timescale) {
+                    counters.audioJumps += 1
+                    counters.audioDropped["overlap", default: 0] += 1
+                    continue
+                } else if halfFrame < gap {
+                    counters.audioJumps += 1
+                    previous.duration = UInt32(clamping: (time - previous.time).converted(to: time.timescale).value)
+                }
+                try writer.append(previous, toPassthroughTrack: track)
+                counters.audioWritten += 1
+            }
+            held = MovieWriter.PassthroughSample(
+                data: next.data, time: time, duration: UInt32(clamping: duration.value))
+        }
+    }
+
+    /// Writes the held frame into the file that is ending.
+    mutating func endFile(_ writer: MovieWriter, track: Int?, counters: inout RecorderCounters) {
+        defer { held = nil }
+        guard let held, let track else { return }
+        if (try? writer.append(held, toPassthroughTrack: track)) != nil { counters.audioWritten += 1 }
+    }
+}
