@@ -6,7 +6,8 @@ import SightlineMovie
 /// The recorder hands it the frames as they arrive and, before each video frame it writes,
 /// asks for the audio heard before that frame: so a file cut at a key frame ends with the
 /// audio before it, and the next starts with the audio after. The first file's audio
-/// starts at its first video frame's decode time at the earliest.
+/// starts at its first video frame's decode time at the earliest (its edit
+/// skips the part of a frame before it).
 ///
 /// Timestamps are checked on the way: a frame that overlaps the one before (a step back
 /// of up to a second) is dropped; a gap of up to ten seconds lengthens the frame before it,
@@ -23,6 +24,9 @@ struct RecorderAudio {
     private var held: MovieWriter.PassthroughSample?
     /// Added to the source's audio times since the last re-base.
     private var offset = MediaTime.zero
+    /// Whether the frame before was dropped as an overlap: a step back is one jump, however
+    /// many frames it takes to catch up.
+    private var overlapping = false
     /// Frames waiting for a file at most (ten seconds at 48 kHz): older ones are dropped.
     static let maximumPending = 480
 
@@ -65,7 +69,9 @@ struct RecorderAudio {
                 counters.audioDropped["malformed", default: 0] += 1
                 continue
             }
-            if held == nil, time < fileStart {
+            // A frame that starts before the file and ends in it (an encoder's priming
+            // frame) is kept: the track's edit skips what comes before the file's start.
+            if held == nil, time + duration <= fileStart {
                 counters.audioDropped["beforeFile", default: 0] += 1
                 continue
             }
@@ -79,13 +85,15 @@ struct RecorderAudio {
                     offset = offset + (end - time)
                     time = end
                 } else if gap < MediaTime(value: -halfFrame.value, timescale: time.timescale) {
-                    counters.audioJumps += 1
+                    if !overlapping { counters.audioJumps += 1 }
+                    overlapping = true
                     counters.audioDropped["overlap", default: 0] += 1
                     continue
                 } else if halfFrame < gap {
                     counters.audioJumps += 1
                     previous.duration = UInt32(clamping: (time - previous.time).converted(to: time.timescale).value)
                 }
+                overlapping = false
                 try writer.append(previous, toPassthroughTrack: track)
                 counters.audioWritten += 1
             }

@@ -101,6 +101,8 @@ public final class RecorderService: Service, @unchecked Sendable {
                 "framesDropped": "\(counters.framesDropped)", "gaps": "\(counters.gaps)",
                 "messagesLost": "\(counters.messagesLost)",
                 "metadataWritten": "\(counters.metadataWritten)", "metadataDropped": "\(counters.metadataDropped)",
+                "audioWritten": "\(counters.audioWritten)", "audioDropped": "\(counters.audioDropped)",
+                "audioJumps": "\(counters.audioJumps)",
                 "rejectedMessages": "\(subscriber.rejected.values.reduce(0, +))",
             ])
         if let reason = recorder.stopReason { throw SightlineError.invalidArgument("recording stopped: \(reason)") }

@@ -77,6 +77,13 @@ public final class SourceMetrics: Sendable {
                 set("sightline_interruptions_total", id, counters.interruptions, &mirrored)
                 set("sightline_messages_published_total", id, counters.messagesPublished, &mirrored)
                 set("sightline_published_bytes_total", id, counters.bytesPublished, &mirrored)
+                if let audio = counters.audio {
+                    set("sightline_audio_frames_total", id, audio.packets, &mirrored)
+                    for (reason, count) in audio.skipped {
+                        set("sightline_audio_frames_skipped_total", id + [("reason", reason)], count, &mirrored)
+                    }
+                    set("sightline_audio_timestamp_jumps_total", id, audio.timestampJumps, &mirrored)
+                }
             }
         }
         if let recorder = source.recorder {
@@ -92,6 +99,11 @@ public final class SourceMetrics: Sendable {
             for (reason, count) in counters.metadataDropped {
                 set("sightline_recorder_metadata_samples_dropped_total", id + [("reason", reason)], count, &mirrored)
             }
+            set("sightline_recorder_audio_frames_written_total", id, counters.audioWritten, &mirrored)
+            for (reason, count) in counters.audioDropped {
+                set("sightline_recorder_audio_frames_dropped_total", id + [("reason", reason)], count, &mirrored)
+            }
+            set("sightline_recorder_audio_timestamp_jumps_total", id, counters.audioJumps, &mirrored)
             set("sightline_recorder_written_bytes_total", id, Int(counters.bytesWritten), &mirrored)
             set("sightline_recorder_files_finished_total", id, counters.files.count, &mirrored)
         }
