@@ -48,6 +48,7 @@ let package = Package(
                 .apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libswresample-dev", "libavutil-dev"])
             ]),
         .systemLibrary(name: "CV4L2", pkgConfig: "libv4l2", providers: [.apt(["libv4l-dev"])]),
+        .systemLibrary(name: "CAlsa", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         // FreeType draws the text of burned-in clips.
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
         .target(
@@ -63,7 +64,9 @@ let package = Package(
         .target(name: "SightlineCore"),
         .target(
             name: "SightlineCapture",
-            dependencies: ["SightlineCore", "CFFmpeg", "CV4L2", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "SightlineCore", "CFFmpeg", "CV4L2", "CAlsa", .product(name: "Logging", package: "swift-log"),
+            ]),
         .target(
             name: "SightlineDetection",
             dependencies: ["SightlineCore", "CDlib", "CZXing", .product(name: "Logging", package: "swift-log")]),

@@ -13,6 +13,7 @@ packages=(
   libavformat-dev libavcodec-dev libswscale-dev libavutil-dev   # FFmpeg
   libswresample-dev                                             # FFmpeg: audio to the AAC encoder
   libv4l-dev v4l-utils                                          # cameras
+  libasound2-dev                                                # microphones (ALSA)
   libdlib-dev liblapack-dev libblas-dev                         # dlib (links LAPACK/BLAS)
   libopenblas0-serial    # dlib's BLAS through Debian's alternatives: descriptors 15x faster than the reference BLAS
   libzxing-dev                                                  # barcodes and QR codes

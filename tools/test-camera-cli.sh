@@ -22,7 +22,7 @@ json=$("$bin" devices --json)
 check "devices --json lists /dev/video0 with yuyv at 640x480" python3 -c '
 import json, sys
 devices = json.loads(sys.argv[1])
-camera = devices[0]
+camera = devices["cameras"][0]
 assert camera["path"] == "/dev/video0" and camera["driver"], camera["path"]
 yuyv = [f for f in camera["formats"] if f["pixelFormat"] == "yuyv"][0]
 assert any(s["width"] == 640 and s["height"] == 480 and s["frameRates"] for s in yuyv["sizes"])

@@ -101,6 +101,8 @@ public struct AudioCounters: Sendable, Codable, Equatable {
     public var timestampJumps = 0
     /// Decoding and encoding, when the audio is transcoded: per encoded frame.
     public var transcoding: TimingCounters?
+    /// A microphone's: how often it failed or disappeared (`interrupted` status messages).
+    public var interruptions: Int?
 
     public init() {}
 }

@@ -14,6 +14,8 @@ public struct PipelineConfiguration: Sendable {
     public var sourceOptions = MediaFileSource.Options()
     /// For a V4L2 device (`/dev/video*`): mode and reconnection.
     public var camera = V4L2Source.Options()
+    /// A microphone recorded as a camera's sound: an ALSA capture device (`hw:1,0`); nil: none.
+    public var audioDevice: String?
     /// How the source is mounted, as an EXIF orientation (1-8), over what the source says
     /// (a file's display matrix): a camera mounted turned. Recordings show it turned.
     public var orientation: Int?
@@ -76,6 +78,8 @@ public final class AnalysisPipeline: Service, Sendable {
     private let codes: ObjectAnalysis<BarcodeDetector>?
     private let video: VideoPublishing
     private let audioCounters: AudioCountersCell?
+    private let microphone: Microphone?
+    private let microphonePublishing: AudioPublishing?
     private let metadataInput: MetadataInput?
     private let framesOutput: FramesPublishing?
     private let logger: Logger
@@ -100,13 +104,17 @@ public final class AnalysisPipeline: Service, Sendable {
         if V4L2Source.isDevice(configuration.source) {
             if let audio = configuration.sourceOptions.audio, audio != .off {
                 throw SightlineError.invalidArgument(
-                    "--audio \(audio.rawValue): \(configuration.source) is a camera, which has no audio stream")
+                    "--audio \(audio.rawValue): \(configuration.source) is a camera, which has no audio stream (--audio-device adds a microphone)"
+                )
             }
             let camera = try V4L2Source(path: configuration.source, options: configuration.camera)
             logger.info(
                 "camera",
                 metadata: ["device": "\(camera.path)", "mode": "\(camera.mode)", "chosen": "\(camera.modeWasChosen)"])
             (source, file) = (camera, nil)
+        } else if let device = configuration.audioDevice {
+            throw SightlineError.invalidArgument(
+                "--audio-device \(device) goes with a camera (/dev/video…), not with \(configuration.source)")
         } else {
             let opened = try MediaFileSource(url: configuration.source, options: configuration.sourceOptions)
             (source, file) = (opened, opened)
@@ -178,13 +186,24 @@ public final class AnalysisPipeline: Service, Sendable {
                         maximumFramesInFlight: VideoPublishing.maximumBacklog))
             }
         }
-        if let file, let audio = file.input.audio {
+        if let device = configuration.audioDevice {
+            let microphone = try Microphone(device: device, logger: logger)
+            logger.info(
+                "microphone",
+                metadata: [
+                    "device": "\(device)", "mode": "\(microphone.mode)", "chosen": "\(microphone.modeWasChosen)",
+                ])
+            self.microphone = microphone
+            microphonePublishing = AudioPublishing(
+                publisher: publisher, sourceID: configuration.sourceID, format: microphone.description.output)
+            audioCounters = microphone.counters
+        } else if let file, let audio = file.input.audio {
             let publishing = AudioPublishing(
                 publisher: publisher, sourceID: configuration.sourceID, format: audio.output)
             file.onAudioPacket = { publishing.publish($0) }
-            audioCounters = file.audioCounters
+            (microphone, microphonePublishing, audioCounters) = (nil, nil, file.audioCounters)
         } else {
-            audioCounters = nil
+            (microphone, microphonePublishing, audioCounters) = (nil, nil, nil)
         }
         if let problem = file?.audioProblem {
             logger.warning("the source's audio is left out", metadata: ["reason": "\(problem)"])
@@ -193,15 +212,7 @@ public final class AnalysisPipeline: Service, Sendable {
         let currentState = StateCell()
         self.currentState = currentState
         let session = CaptureSession(source: source, outputs: outputs, logger: logger) { event in
-            let status: SourceStatus =
-                switch event {
-                case .interrupted(let reason): SourceStatus(state: .interrupted, reason: reason)
-                case .resumed: SourceStatus(state: .resumed)
-                }
-            currentState.value.withLock { $0 = status }
-            publisher.publish(
-                Message(
-                    kind: .status, source: sourceID, time: nil, wallTimeNs: WallClock.nowNanoseconds(), status: status))
+            Self.publish(event, publisher: publisher, sourceID: sourceID, state: currentState)
         }
         self.session = session
         metadataInput = try configuration.metadataIn.map { endpoint in
@@ -214,10 +225,27 @@ public final class AnalysisPipeline: Service, Sendable {
         }
     }
 
-    /// What the source delivers, turned as `orientation` says when given.
+    /// A device's interruption or return (the camera's or the microphone's), as a status
+    /// message and the state health checks read. Called on the device's thread.
+    private static func publish(
+        _ event: CaptureSession.SourceEvent, publisher: Publisher, sourceID: String, state: StateCell
+    ) {
+        let status: SourceStatus =
+            switch event {
+            case .interrupted(let reason): SourceStatus(state: .interrupted, reason: reason)
+            case .resumed: SourceStatus(state: .resumed)
+            }
+        state.value.withLock { $0 = status }
+        publisher.publish(
+            Message(kind: .status, source: sourceID, time: nil, wallTimeNs: WallClock.nowNanoseconds(), status: status))
+    }
+
+    /// What the source delivers, turned as `orientation` says when given, with the
+    /// microphone's sound when it has one.
     public var input: InputDescription {
         var input = session.input
         if let orientation = configuration.orientation { input.orientation = orientation == 1 ? nil : orientation }
+        if let microphone { input.audio = microphone.description }
         return input
     }
 
@@ -237,7 +265,10 @@ public final class AnalysisPipeline: Service, Sendable {
 
     /// Stops capture as a graceful shutdown would; `run()` then publishes the final status
     /// and returns. Any thread.
-    public func stop() { session.stop() }
+    public func stop() {
+        session.stop()
+        microphone?.stop()  // sound and picture end together
+    }
 
     /// Where the source stands, for health checks: `started` until it runs, `interrupted`
     /// (with the reason) while a device is gone, `resumed` once back, then `stopped` or
@@ -277,6 +308,12 @@ public final class AnalysisPipeline: Service, Sendable {
         publishStatus(SourceStatus(state: .started, input: input, detections: detections, analysis: analysisMode))
         currentState.value.withLock { $0 = SourceStatus(state: .running) }
         metadataInput?.start()
+        if let microphone, let microphonePublishing {
+            let (publisher, sourceID, state) = (publisher, configuration.sourceID, currentState)
+            microphone.start(onPacket: { microphonePublishing.publish($0) }) { event in
+                Self.publish(event, publisher: publisher, sourceID: sourceID, state: state)
+            }
+        }
 
         let completion: Result<CaptureSession.Completion, Error>
         do {
@@ -305,14 +342,15 @@ public final class AnalysisPipeline: Service, Sendable {
                         }
                         return .stopped
                     }
-                } onGracefulShutdown: {
-                    session.stop()
+                } onGracefulShutdown: { [self] in
+                    stop()
                 })
         } catch {
             completion = .failure(error)
         }
 
         metadataInput?.stop()
+        microphone?.finish()
         faces?.finish()  // session.run() has drained the detector and encoder outputs
         codes?.finish()
         video.finish()
@@ -332,8 +370,6 @@ public final class AnalysisPipeline: Service, Sendable {
         return try completion.map { _ in final }.get()
     }
 
-    /// What this source detects, as its statuses announce it (a recorder prepares a
-    /// track for each).
     /// What the source detects, as its status says: `faces`, `barcodes`, and `identities`
     /// when a gallery names faces (a recorder then declares the identity fields).
     private var detections: [String] {

@@ -5,22 +5,34 @@ import SightlineCapture
 struct DevicesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
-        abstract: "List the V4L2 cameras: driver, card, bus, and each format's sizes and frame rates.",
+        abstract:
+            "List the V4L2 cameras (driver, card, bus, each format's sizes and frame rates) and the ALSA microphones.",
         discussion: """
+            A microphone's name is what --audio-device takes.
+
             Examples:
               sightline devices
-              sightline devices --json | jq '.[0].formats[].pixelFormat'
+              sightline devices --json | jq '.cameras[0].formats[].pixelFormat'
+              sightline devices --json | jq -r '.microphones[].name'
             """)
 
     @Flag(help: "Print JSON for scripts.")
     var json = false
 
+    struct Listing: Encodable {
+        var cameras: [V4L2Device]
+        var microphones: [AudioCaptureDevice]
+    }
+
     func run() throws {
         let devices = V4L2Device.list()
+        let microphones = Microphone.captureDevices()
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(devices), as: UTF8.self))
+            print(
+                String(
+                    decoding: try encoder.encode(Listing(cameras: devices, microphones: microphones)), as: UTF8.self))
             return
         }
         if devices.isEmpty { print("no V4L2 capture device found (/dev/video*)") }
@@ -37,6 +49,12 @@ struct DevicesCommand: ParsableCommand {
                     print("    \(size.width)x\(size.height)  \(rates.joined(separator: ", ")) fps")
                 }
             }
+        }
+        if microphones.isEmpty { print("no ALSA capture device found") }
+        for microphone in microphones {
+            print(
+                "\(microphone.name): \(microphone.card): \(microphone.description) (microphone, --audio-device \(microphone.name))"
+            )
         }
     }
 }

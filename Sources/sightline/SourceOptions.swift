@@ -93,6 +93,13 @@ struct SourceOptions: ParsableArguments {
             """)
     var audio: AudioMode?
 
+    @Option(
+        help: """
+            A microphone recorded as the camera's sound: an ALSA capture device (hw:1,0; \
+            `sightline devices` lists them), encoded to AAC. Cameras only.
+            """)
+    var audioDevice: String?
+
     @Flag(help: "Encode video even when the source is already H.264.")
     var reencode = false
 
@@ -137,6 +144,7 @@ struct SourceOptions: ParsableArguments {
         configuration.sourceID = sourceID
         configuration.sourceOptions = MediaFileSource.Options(realtime: realtime, loop: loop, audio: audio)
         configuration.camera = try cameraOptions()
+        configuration.audioDevice = audioDevice
         if let orientation {
             guard (1...8).contains(orientation) else {
                 throw ValidationError("--orientation \(orientation) is not an EXIF orientation 1-8")

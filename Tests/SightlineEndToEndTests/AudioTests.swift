@@ -1,5 +1,6 @@
 import Foundation
 import SightlineBus
+import SightlineCapture
 import SightlineCore
 import SightlineMovie
 import SightlinePipeline
@@ -305,6 +306,10 @@ private let audioMedia: Result<String, any Error> = Result {
                 "--audio pass needs AAC; its audio is pcm_mulaw"
             ),
             (["--source", try clip("no_audio.mp4"), "--audio", "aac"], "--audio aac: it has no audio"),
+            (
+                ["--source", try clip("no_audio.mp4"), "--audio-device", "hw:0,0"],
+                "--audio-device hw:0,0 goes with a camera"
+            ),
         ]
         for (arguments, message) in cases {
             let outcome = try cli.sightline(["run"] + arguments)
@@ -321,5 +326,15 @@ private let audioMedia: Result<String, any Error> = Result {
         let file = try #require(recorded.files.first)
         #expect(try audioStream(file) == nil)
         #expect(try IndependentReaders.decodedFrames(file) == 180)
+    }
+
+    /// A microphone that is not there: one line naming it and what this machine has. The
+    /// microphone itself is tested inside vivid-run with snd-aloop (tools/test-microphone.py).
+    @Test func aMissingMicrophoneIsNamed() throws {
+        #expect {
+            try Microphone(device: "hw:9,0", logger: logger)
+        } throws: { error in
+            "\(error)".hasPrefix("cannot open audio device hw:9,0: no such capture device; ")
+        }
     }
 }
