@@ -1,8 +1,28 @@
-"""What the serve, crash and soak tests share: free ports, waiting on conditions, and
-reading Prometheus text."""
+"""What the serve, crash, soak and microphone tests share: counting checks, free ports,
+waiting on conditions, and reading Prometheus text."""
 import re
+import sys
 import socket
 import time
+
+
+class Checks:
+    """Counts checks; a failed one prints its name and what was seen instead."""
+
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def __call__(self, name, condition, detail=""):
+        if condition:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print(f"FAILED: {name} {detail}"[:2000])
+
+    def finish(self, what):
+        """Prints the tally and exits: 1 when anything failed."""
+        print(f"{self.passed} passed, {self.failed} failed: {what}")
+        sys.exit(1 if self.failed else 0)
 
 
 def free_port():

@@ -21,7 +21,7 @@ import tempfile
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from serve_support import wait_for  # noqa: E402
+from serve_support import Checks, wait_for  # noqa: E402
 
 binary = sys.argv[1]
 if not pathlib.Path("/proc/asound/Loopback").exists() or not pathlib.Path("/dev/video0").exists():
@@ -30,18 +30,10 @@ if not pathlib.Path("/proc/asound/Loopback").exists() or not pathlib.Path("/dev/
 
 # /tmp in the VM is a small tmpfs: hence --min-free 1M below.
 work = pathlib.Path(tempfile.mkdtemp(prefix="sightline-microphone-"))
-passed = failed = 0
 CARD_DRIVER = pathlib.Path("/sys/bus/platform/drivers/snd_aloop")
 PLAY, CAPTURE = "hw:Loopback,0,0", "hw:Loopback,1,0"
 
-
-def check(name, condition, detail=""):
-    global passed, failed
-    if condition:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAILED: {name} {detail}"[:2000])
+check = Checks()
 
 
 def sightline(*arguments):
@@ -170,5 +162,4 @@ if movies:
     crossings = sum(1 for a, b in zip(window, window[1:]) if (a < 0) != (b < 0))
     check("the recording holds the 1 kHz tone", abs(crossings / 2 / 2 - 1000) < 30, f"{crossings / 4:.0f} Hz")
 
-print(f"{passed} passed, {failed} failed: microphone")
-sys.exit(1 if failed else 0)
+check.finish("microphone")

@@ -20,21 +20,13 @@ import urllib.request
 import zmq
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from serve_support import free_port, metric, metric_values, wait_for  # noqa: E402
+from serve_support import Checks, free_port, metric, metric_values, wait_for  # noqa: E402
 
 binary = sys.argv[1]
 media = pathlib.Path(__file__).resolve().parent.parent / "Sources/SightlineSamples/Media"
 work = pathlib.Path(tempfile.mkdtemp(prefix="sightline-serve-"))
-passed = failed = 0
 
-
-def check(name, condition, detail=""):
-    global passed, failed
-    if condition:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAILED: {name} {detail}"[:2000])
+check = Checks()
 
 
 def run(*arguments):
@@ -359,5 +351,4 @@ if analyze:
 else:
     print("systemd unit: skipped (no systemd-analyze)")
 
-print(f"{passed} passed, {failed} failed: serve")
-sys.exit(1 if failed else 0)
+check.finish("serve")
