@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks on the bundled samples: `sightline bench` (release build), then the Python
 # dlib binding on the same frames as a baseline, and the ratio between the two; then whole
-# processes, `sightline run` against the loop a Python user writes (PyAV, dlib, pyzmq).
+# processes, `sightline run` against the loop a Python user writes (PyAV, dlib, pyzmq); then
+# what audio adds to `run --record`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build -c release --product sightline >/dev/null
@@ -81,3 +82,6 @@ for clip in sys.argv[2:]:
         print(f"{size} whole process: {label} {frames / wall:6.1f} frames/s = {python_wall / wall:.2f}x the Python loop, "
               f"{1000 * cpu / frames:5.1f} ms CPU/frame  (faces {ours}{same})")
 PY
+
+# What audio adds to a recording, and the AAC encoder's cost per second of audio.
+python3 tools/bench-audio.py "$bin/sightline"
