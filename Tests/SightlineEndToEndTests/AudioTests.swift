@@ -167,6 +167,36 @@ private let audioMedia: Result<String, any Error> = Result {
         #expect(recorderLog("audioWritten", in: recorded.stderr) == "\(audioFrames)")
     }
 
+    /// A network stream, as a camera's RTSP or HTTP feed arrives: MPEG-TS with ADTS AAC served
+    /// live over HTTP by ffmpeg; the recording keeps the sound in sync.
+    @Test func aNetworkStreamsAudioIsRecordedInSync() throws {
+        let port = Endpoint.freeLoopbackPort()
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        server.arguments = [
+            "ffmpeg", "-nostdin", "-v", "error", "-re", "-i", try clip("sync_adts.ts"), "-c", "copy", "-f", "mpegts",
+            "-listen", "1", "http://127.0.0.1:\(port)/live.ts",
+        ]
+        try server.run()
+        defer { if server.isRunning { server.terminate() } }
+        // Connect only once it listens: a probe would take its one client's place.
+        let listening = String(format: ":%04X 00000000:0000 0A", port)
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline,
+            !((try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? "").contains(listening)
+        {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let recorded = try record("http://127.0.0.1:\(port)/live.ts")
+        #expect(recorded.input?.audio?.handling == .pass)
+        let file = try #require(recorded.files.first)
+        let stream = try #require(try audioStream(file))
+        #expect(stream.codec == "aac" && stream.sampleRate == 48000 && abs(stream.duration - 6) < 0.1)
+        #expect(try audioDecodes(file))
+        let sync = try syncOffsets(file)
+        #expect(sync.offsets.count == 5 && sync.offsets.allSatisfy { abs($0) <= 1.0 / 30 }, "\(sync)")
+    }
+
     /// Audio that stops at 3 s while the video goes on to 6 s: the sound track ends there,
     /// every video frame is recorded.
     @Test func audioThatStopsEndsItsTrackAndTheVideoGoesOn() throws {
