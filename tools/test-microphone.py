@@ -148,8 +148,9 @@ if movies:
           and sound.get("sample_rate") == "48000" and sound.get("channels") == 2, sound)
     video_seconds = float(streams.get("video", {}).get("duration", 0))
     sound_seconds = float(sound.get("duration", 0))
+    summary = [line for line in stderr.splitlines() if "stopped" in line]
     check("the sound lasts as long as the video", abs(video_seconds - sound_seconds) < 1.0,
-          f"video {video_seconds} s, sound {sound_seconds} s")
+          f"video {video_seconds} s, sound {sound_seconds} s; {summary}")
     print(f"recorded: video {video_seconds:.2f} s, sound {sound_seconds:.2f} s, "
           f"audio counters {final.get('counters', {}).get('audio')}")
     decoded = subprocess.run(["ffmpeg", "-v", "error", "-xerror", "-i", movie, "-map", "0:a:0", "-ac", "1", "-f",

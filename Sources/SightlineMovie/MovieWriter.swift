@@ -200,9 +200,11 @@ public final class MovieWriter {
             tracks[0].editMediaTime = shown - decodeTime
             for index in timelines.indices { timelines[index].start(at: shown) }
         }
-        // A sample without a duration lasts until the next one: known now, before a cut
-        // writes it.
-        if let last = pending.last, last.duration == nil {
+        // A sample lasts until the next one, whatever duration it came with: a camera that
+        // lost frames leaves a gap in decode times, and the movie's timeline (its durations)
+        // must keep it, or the video runs ahead of its sound and its metadata. Known now,
+        // before a cut writes it.
+        if let last = pending.last {
             pending[pending.count - 1].duration = decodeTime - last.decodeTime
         }
         // A classic movie is written in the same steps, without fragment headers, so memory stays bounded.

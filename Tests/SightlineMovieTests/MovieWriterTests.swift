@@ -277,6 +277,40 @@ import Testing
         #expect(try movie.metadataGroups(track: 2).filter { !$0.items.isEmpty }.count == 230)
     }
 
+    /// A camera that lost a second of frames: every frame still carries its own duration
+    /// (1/30 s), but the movie's timeline keeps the gap in decode times, so the video stays
+    /// in step with its sound and its metadata after it.
+    @Test func aGapInTheVideosTimesIsKept() throws {
+        let path = directory.file("gap.mov")
+        let writer = try MovieWriter(
+            path: path, video: recording.format, metadataTracks: [],
+            configuration: .init(fragmentInterval: MediaTime(value: 2, timescale: 1), syncEachFragment: false))
+        // From a key frame on (closed GOPs: nothing before it is shown after it), a second later.
+        let gapAt = try #require(recording.packets.indices.first { $0 >= 150 && recording.packets[$0].isKeyFrame })
+        let second = MediaTime(value: 1, timescale: 1)
+        for (index, packet) in recording.packets.enumerated() {
+            let shift = index >= gapAt ? second : .zero
+            try writer.append(
+                VideoSample(
+                    data: packet.data, decodeTime: packet.decodeTime + shift,
+                    presentationTime: packet.presentationTime + shift, duration: MediaTime(value: 1, timescale: 30),
+                    isSync: packet.isKeyFrame))
+        }
+        try writer.finish()
+        let video = try MovieReader(path: path).tracks[0]
+        let written = video.samples.map { video.presentationTime(of: $0) }.sorted()
+        let start = recording.frameTimes[0]
+        let expected = recording.packets.enumerated().map { index, packet in
+            packet.presentationTime + (index >= gapAt ? second : .zero) - start
+        }.sorted()
+        #expect(written == expected)
+        let probed = try ExternalTool.run(
+            "ffprobe",
+            ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=duration", "-of", "csv=p=0", path])
+        #expect(abs((Double(probed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) - 11) < 0.05)
+        #expect(try IndependentReaders.decodedFrames(path) == 300)
+    }
+
     @Test func wrongInputIsRefusedInOneLine() throws {
         let writer = try MovieWriter(
             path: directory.file("refuse.mov"), video: recording.format, metadataTracks: [.detectedFaces])
