@@ -2,8 +2,9 @@
 """Crash campaign: `sightline run --record` killed with SIGKILL at random moments, some while
 recording, some right as a file is rotated, some while SIGTERM is finalising. Each run's
 start-up recovery finalises what the run before left, `sightline recover` the last one's.
-Then every file in the directory must decode with ffmpeg -xerror, and hold every frame the
-recorder had synced to disk before it died (it logs each synced fragment): a kill loses at
+The source has sound (AAC beside the sample's video). Then every file in the directory must
+decode with ffmpeg -xerror, picture and sound, and hold every frame the recorder had synced
+to disk before it died (it logs each synced fragment): a kill loses at
 most the fragment in progress. A file cut off before its first fragment must be gone.
 
 Usage: tools/test-crash.py SIGHTLINE_BINARY [KILLS]   (50 kills; tools/test.sh runs it with
@@ -27,6 +28,10 @@ media = pathlib.Path(__file__).resolve().parent.parent / "Sources/SightlineSampl
 work = pathlib.Path(tempfile.mkdtemp(prefix="sightline-crash-"))
 recordings = work / "recordings"
 random.seed(int(time.time()))
+source = work / "faces_with_sound.mp4"
+subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", str(media), "-f", "lavfi", "-i",
+                "sine=frequency=440:sample_rate=48000:duration=10", "-ac", "2", "-map", "0:v", "-map", "1:a",
+                "-c:v", "copy", "-c:a", "aac", "-shortest", str(source)], check=True)
 synced = {}  # file -> frames synced before the kill
 modes = {"while recording": 0, "at rotation": 0, "while finalising": 0}
 failures = []
@@ -36,7 +41,7 @@ for attempt in range(kills):
     with open(log_path, "w") as log:
         # Key frames every 10 frames: files rotate every second, fragments every half.
         run = subprocess.Popen(
-            [binary, "run", "--source", str(media), "--realtime", "--record", str(recordings), "--segment", "1s",
+            [binary, "run", "--source", str(source), "--realtime", "--record", str(recordings), "--segment", "1s",
              "--fragment", "0.5", "--reencode", "--gop", "10", "--publish", f"tcp://127.0.0.1:{free_port()}",
              "--log-level", "debug"], stdout=subprocess.DEVNULL, stderr=log)
         mode = ["while recording", "at rotation", "while finalising"][attempt % 3]
@@ -80,6 +85,10 @@ for movie in sorted(recordings.glob("*.mov")):
     probe = subprocess.run(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
                             "stream=nb_read_frames", "-of", "csv=p=0", str(movie)], capture_output=True, text=True)
     frames = int(probe.stdout.strip() or 0)
+    sound = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries", "stream=codec_name",
+                            "-of", "csv=p=0", str(movie)], capture_output=True, text=True).stdout.strip()
+    if sound != "aac":
+        failures.append(f"{movie.name} has no sound track ({sound or 'none'})")
     checked += 1
     kept_frames += frames
     if decoded.returncode != 0 or decoded.stderr.strip() or frames == 0:
