@@ -6,7 +6,8 @@ played into one side of the loopback and recorded from the other. Checks: `devic
 the capture PCMs; a missing and a busy device each give one line naming what exists; the
 recording holds AAC at 48 kHz stereo with the tone, as long as the video; unbinding the
 sound card is published as `interrupted` naming the device, the video goes on, binding it
-again is `resumed` and the sound comes back. Elsewhere it reports itself skipped.
+again is `resumed` and the sound comes back; meanwhile `/health` is 503 naming the
+microphone while the camera's own state stays `running`. Elsewhere it reports itself skipped.
 
 Usage: tools/test-microphone.py SIGHTLINE_BINARY
 """
@@ -19,9 +20,11 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from serve_support import Checks, wait_for  # noqa: E402
+from serve_support import Checks, free_port, wait_for  # noqa: E402
 
 binary = sys.argv[1]
 if not pathlib.Path("/proc/asound/Loopback").exists() or not pathlib.Path("/dev/video0").exists():
@@ -66,11 +69,12 @@ check("a missing device is one line naming what exists", one_line_error(
 player = play_tone()
 out = work / "recordings"
 statuses = work / "statuses.jsonl"
+metrics_port = free_port()
 with open(statuses, "w") as status_file:
     run = subprocess.Popen(
         [binary, "run", "--source", "/dev/video0", "--size", "640x360", "--fps", "30", "--audio-device", CAPTURE,
          "--detect", "barcodes", "--record", str(out), "--min-free", "1M", "--print", "--status-interval", "1", "--publish",
-         "tcp://127.0.0.1:5599"], stdout=status_file, stderr=subprocess.PIPE, text=True)
+         "tcp://127.0.0.1:5599", "--metrics", f"127.0.0.1:{metrics_port}"], stdout=status_file, stderr=subprocess.PIPE, text=True)
 
 
 def messages():
@@ -86,6 +90,15 @@ def messages():
 def audio_packets():
     counters = [m["status"].get("counters", {}) for m in messages()]
     return max([c.get("audio", {}).get("packets", 0) for c in counters] + [0])
+
+
+def health():
+    """/health's HTTP status and report."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/health", timeout=10) as answer:
+            return answer.status, json.load(answer)
+    except urllib.error.HTTPError as error:
+        return error.code, json.load(error)
 
 
 def frames_in():
@@ -114,6 +127,14 @@ def interrupted():
 wait_for(lambda: interrupted(), 60, "the interrupted status")
 reason = interrupted()[0]["status"].get("reason", "") if interrupted() else ""
 check("interrupted names the device", reason.startswith(f"audio device {CAPTURE}: "), reason)
+check("interrupted says it is the microphone",
+      [m["status"].get("device") for m in interrupted()][:1] == ["microphone"], interrupted()[:1])
+code, report = health()
+source = report["sources"][0] if report.get("sources") else {}
+check("/health is 503 naming the microphone", code == 503 and report.get("problems", [""])[0].startswith(
+    f"cam1: microphone interrupted: audio device {CAPTURE}: "), (code, report))
+check("/health keeps the camera running", source.get("state") == "running"
+      and source.get("microphone") == "interrupted", source)
 frames_at_unplug = frames_in()
 wait_for(lambda: frames_in() > frames_at_unplug + 10, 60, "frames while the microphone is away")
 check("the video goes on without the microphone", frames_in() > frames_at_unplug + 10)
@@ -126,6 +147,8 @@ check("resumed after the card came back", any(m["status"]["state"] == "resumed" 
 packets_at_resume = audio_packets()
 wait_for(lambda: audio_packets() > packets_at_resume + 50, 60, "sound after the resume")
 check("the sound comes back", audio_packets() > packets_at_resume + 50)
+code, report = health()
+check("/health is 200 again", code == 200 and report["sources"][0].get("microphone") == "running", (code, report))
 
 run.send_signal(signal.SIGINT)
 _, stderr = run.communicate(timeout=120)

@@ -197,6 +197,9 @@ public struct SourceStatus: Sendable, Codable, Equatable {
     public var detections: [String]?
     /// How its detectors take frames, on `started` and `running`.
     public var analysis: Analysis?
+    /// Which device an `interrupted` or `resumed` is about when it is not the video
+    /// source: `microphone` (the `--audio-device` beside a camera).
+    public var device: String?
 
     /// `everyFrame`: the source waits for its detectors, as `AVAssetReader` does (files);
     /// `dropLate`: a frame that arrives while a detector is busy is dropped, as
@@ -205,7 +208,7 @@ public struct SourceStatus: Sendable, Codable, Equatable {
 
     public init(
         state: State, reason: String? = nil, input: InputDescription? = nil, counters: PipelineCounters? = nil,
-        detections: [String]? = nil, analysis: Analysis? = nil
+        detections: [String]? = nil, analysis: Analysis? = nil, device: String? = nil
     ) {
         self.state = state
         self.reason = reason
@@ -213,6 +216,7 @@ public struct SourceStatus: Sendable, Codable, Equatable {
         self.counters = counters
         self.detections = detections
         self.analysis = analysis
+        self.device = device
     }
 }
 

@@ -85,6 +85,7 @@ public final class AnalysisPipeline: Service, Sendable {
     private let logger: Logger
     private let result = Mutex<PipelineCounters?>(nil)
     private let currentState: StateCell
+    private let microphoneState = StateCell(SourceStatus(state: .running, device: "microphone"))
     /// Whether the detectors drop late frames or see every one, as the status says.
     public let analysisMode: SourceStatus.Analysis
 
@@ -212,7 +213,7 @@ public final class AnalysisPipeline: Service, Sendable {
         let currentState = StateCell()
         self.currentState = currentState
         let session = CaptureSession(source: source, outputs: outputs, logger: logger) { event in
-            Self.publish(event, publisher: publisher, sourceID: sourceID, state: currentState)
+            Self.publish(event, publisher: publisher, sourceID: sourceID, state: currentState, device: nil)
         }
         self.session = session
         metadataInput = try configuration.metadataIn.map { endpoint in
@@ -225,15 +226,16 @@ public final class AnalysisPipeline: Service, Sendable {
         }
     }
 
-    /// A device's interruption or return (the camera's or the microphone's), as a status
-    /// message and the state health checks read. Called on the device's thread.
+    /// A device's interruption or return (the video source's, or the microphone's with
+    /// `device`), as a status message and the state health checks read. Called on the
+    /// device's thread.
     private static func publish(
-        _ event: CaptureSession.SourceEvent, publisher: Publisher, sourceID: String, state: StateCell
+        _ event: CaptureSession.SourceEvent, publisher: Publisher, sourceID: String, state: StateCell, device: String?
     ) {
         let status: SourceStatus =
             switch event {
-            case .interrupted(let reason): SourceStatus(state: .interrupted, reason: reason)
-            case .resumed: SourceStatus(state: .resumed)
+            case .interrupted(let reason): SourceStatus(state: .interrupted, reason: reason, device: device)
+            case .resumed: SourceStatus(state: .resumed, device: device)
             }
         state.value.withLock { $0 = status }
         publisher.publish(
@@ -275,6 +277,11 @@ public final class AnalysisPipeline: Service, Sendable {
     /// `failed`. Any thread.
     public var state: SourceStatus { currentState.value.withLock { $0 } }
 
+    /// Where the microphone stands (`running`, `interrupted` with the reason, `resumed`);
+    /// nil without one. It has a state of its own because the video goes on without it.
+    /// Any thread.
+    public var microphoneStatus: SourceStatus? { microphone == nil ? nil : microphoneState.value.withLock { $0 } }
+
     /// The final counters, once `run()` has returned.
     public var finalCounters: PipelineCounters? { result.withLock { $0 } }
 
@@ -309,9 +316,9 @@ public final class AnalysisPipeline: Service, Sendable {
         currentState.value.withLock { $0 = SourceStatus(state: .running) }
         metadataInput?.start()
         if let microphone, let microphonePublishing {
-            let (publisher, sourceID, state) = (publisher, configuration.sourceID, currentState)
+            let (publisher, sourceID, state) = (publisher, configuration.sourceID, microphoneState)
             microphone.start(onPacket: { microphonePublishing.publish($0) }) { event in
-                Self.publish(event, publisher: publisher, sourceID: sourceID, state: state)
+                Self.publish(event, publisher: publisher, sourceID: sourceID, state: state, device: "microphone")
             }
         }
 
@@ -427,7 +434,8 @@ public final class AnalysisPipeline: Service, Sendable {
     }
 }
 
-/// The source's state, shared with the capture session's event handler.
+/// A device's state, shared with its event handler.
 private final class StateCell: Sendable {
-    let value = Mutex(SourceStatus(state: .started))
+    let value: Mutex<SourceStatus>
+    init(_ initial: SourceStatus = SourceStatus(state: .started)) { value = Mutex(initial) }
 }

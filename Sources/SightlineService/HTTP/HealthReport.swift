@@ -1,7 +1,7 @@
 import SightlineCore
 
-/// What `/health` answers: `ok` (HTTP 200) while every source runs and every recorder
-/// records; `unhealthy` (503) with one reason a problem otherwise. A file source that came
+/// What `/health` answers: `ok` (HTTP 200) while every source runs, every microphone is
+/// heard and every recorder records; `unhealthy` (503) with one reason a problem otherwise. A file source that came
 /// to its end is `ended`, which is not a problem.
 public struct HealthReport: Sendable, Codable, Equatable {
     public struct Source: Sendable, Codable, Equatable {
@@ -14,6 +14,9 @@ public struct HealthReport: Sendable, Codable, Equatable {
         /// when this process does not record the source.
         public var recorder: String?
         public var recorderReason: String?
+        /// `running` or `interrupted` for a camera's microphone (`audio-device`); nil without one.
+        public var microphone: String?
+        public var microphoneReason: String?
     }
 
     public var status: String
@@ -30,6 +33,9 @@ public struct HealthReport: Sendable, Codable, Equatable {
             if ["interrupted", "failed"].contains(source.state) {
                 problems.append("\(source.id): \(source.state)\(source.reason.map { ": \($0)" } ?? "")")
             }
+            if source.microphone == "interrupted" {
+                problems.append("\(source.id): microphone interrupted: \(source.microphoneReason ?? "")")
+            }
             if let recorder = source.recorder, recorder != "recording" {
                 problems.append("\(source.id): recorder \(recorder): \(source.recorderReason ?? "")")
             }
@@ -41,6 +47,7 @@ public struct HealthReport: Sendable, Codable, Equatable {
     private static func source(_ monitored: MonitoredSource) -> Source {
         var state = "recording"
         var reason: String?
+        let microphone = monitored.runner?.microphoneStatus
         if let runner = monitored.runner {
             let status = runner.status
             reason = status.reason
@@ -59,6 +66,8 @@ public struct HealthReport: Sendable, Codable, Equatable {
             recorder: recorder.map {
                 $0.stopReason != nil ? "stopped" : $0.pausedReason != nil ? "paused" : "recording"
             },
-            recorderReason: recorder?.stopReason ?? recorder?.pausedReason)
+            recorderReason: recorder?.stopReason ?? recorder?.pausedReason,
+            microphone: microphone.map { $0.state == .interrupted ? "interrupted" : "running" },
+            microphoneReason: microphone?.reason)
     }
 }

@@ -57,6 +57,9 @@ public final class SourceRunner: Service, Sendable {
         }
     }
 
+    /// Where the source's microphone stands; nil without one (or while it is not open).
+    public var microphoneStatus: SourceStatus? { state.withLock { $0.pipeline?.microphoneStatus } }
+
     /// Times the source was opened again after a failure.
     public var restarts: Int { state.withLock { $0.restarts } }
 
