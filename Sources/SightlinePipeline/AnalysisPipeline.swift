@@ -317,9 +317,11 @@ public final class AnalysisPipeline: Service, Sendable {
         metadataInput?.start()
         if let microphone, let microphonePublishing {
             let (publisher, sourceID, state) = (publisher, configuration.sourceID, microphoneState)
-            microphone.start(onPacket: { microphonePublishing.publish($0) }) { event in
-                Self.publish(event, publisher: publisher, sourceID: sourceID, state: state, device: "microphone")
-            }
+            microphone.start(
+                onPacket: { microphonePublishing.publish($0) },
+                onEvent: {
+                    Self.publish($0, publisher: publisher, sourceID: sourceID, state: state, device: "microphone")
+                })
         }
 
         let completion: Result<CaptureSession.Completion, Error>

@@ -30,7 +30,8 @@ public struct MetricsBackend: Sendable {
         "sightline_recorder_metadata_samples_dropped_total": "Timed metadata samples not written, by reason.",
         "sightline_recorder_audio_frames_written_total": "AAC frames written into recordings.",
         "sightline_recorder_audio_frames_dropped_total": "AAC frames not written into recordings, by reason.",
-        "sightline_recorder_audio_timestamp_jumps_total": "Audio gaps, overlaps and new clocks the recorder evened out.",
+        "sightline_recorder_audio_timestamp_jumps_total":
+            "Audio gaps, overlaps and new clocks the recorder evened out.",
         "sightline_recorder_written_bytes_total": "Bytes written into recordings.",
         "sightline_recorder_files_finished_total": "Recordings finalised.",
         "sightline_recorder_up": "1 while the recorder records, 0 while it is paused (disk nearly full) or stopped.",
