@@ -30,6 +30,15 @@ struct TrackLayout {
     var isVideo: Bool { handler == "vide" }
     var isMetadata: Bool { handler == "meta" }
     var isSound: Bool { handler == "soun" }
+
+    /// Shows the track in step with the video: `lead` (in the track's ticks) is how much of
+    /// its media comes before the video's first frame; a lead is cut by the edit, a lag
+    /// waited out with an empty edit.
+    mutating func align(lead: Int64, movieTimescale: Int32) {
+        editMediaTime = max(lead, 0)
+        emptyEditDuration = UInt64(
+            MediaTime(value: max(-lead, 0), timescale: Int32(clamping: timescale)).converted(to: movieTimescale).value)
+    }
 }
 
 /// A track's samples in decode order, grouped into chunks (one per fragment).

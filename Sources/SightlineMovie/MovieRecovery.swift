@@ -109,9 +109,7 @@ public enum MovieRecovery {
             let lead =
                 MediaTime(value: video.editMediaTime, timescale: Int32(clamping: video.timescale)).converted(to: scale)
                 .value - first.decodeTime
-            tracks[index].editMediaTime = max(lead, 0)
-            tracks[index].emptyEditDuration = UInt64(
-                MediaTime(value: max(-lead, 0), timescale: scale).converted(to: Int32(clamping: video.timescale)).value)
+            tracks[index].align(lead: lead, movieTimescale: Int32(clamping: video.timescale))
         }
     }
 

@@ -326,9 +326,7 @@ public final class MovieWriter {
                 MediaTime(value: origin, timescale: timescale).converted(to: scale).value
                 - start.converted(to: scale).value
             let shown = MediaTime(value: end - origin, timescale: timescale).converted(to: scale).value + min(lead, 0)
-            tracks[track].editMediaTime = max(lead, 0)
-            tracks[track].emptyEditDuration = UInt64(
-                MediaTime(value: max(-lead, 0), timescale: scale).converted(to: timescale).value)
+            tracks[track].align(lead: lead, movieTimescale: timescale)
             tracks[track].editDuration = UInt64(
                 max(0, min(Int64(tracks[track].table.duration) - max(lead, 0), shown)))
         }

@@ -4,7 +4,7 @@ import SightlineCore
 /// Publishes the source's audio, one `audio` message per AAC frame, while someone
 /// subscribes to `audio/<source>/` (a recorder): no cost otherwise.
 ///
-/// `publish` runs on the capture thread.
+/// `publish` runs on the thread that makes the audio: the capture thread, or a microphone's.
 public final class AudioPublishing: Sendable {
     private let publisher: Publisher
     private let sourceID: String

@@ -124,15 +124,15 @@ final class AlsaCapture {
     private func firstSampleTime(of frames: Int) -> MediaTime {
         var available: snd_pcm_uframes_t = 0
         var stamp = timespec()
-        var microseconds: Int64
-        if let pcm, snd_pcm_htimestamp(pcm, &available, &stamp) == 0, stamp.tv_sec != 0 || stamp.tv_nsec != 0 {
-            microseconds = Int64(stamp.tv_sec) * 1_000_000 + Int64(stamp.tv_nsec) / 1000
-        } else {
+        let stamped = pcm.map { snd_pcm_htimestamp($0, &available, &stamp) == 0 } ?? false
+        if !stamped || (stamp.tv_sec == 0 && stamp.tv_nsec == 0) {
+            // No driver timestamp: now, less what waits unread.
             clock_gettime(CLOCK_MONOTONIC, &stamp)
-            microseconds = Int64(stamp.tv_sec) * 1_000_000 + Int64(stamp.tv_nsec) / 1000
             available = snd_pcm_uframes_t(max(0, pcm.map { snd_pcm_avail_update($0) } ?? 0))
         }
-        microseconds -= (Int64(available) + Int64(frames)) * 1_000_000 / Int64(mode.sampleRate)
+        let microseconds =
+            Int64(stamp.tv_sec) * 1_000_000 + Int64(stamp.tv_nsec) / 1000
+            - (Int64(available) + Int64(frames)) * 1_000_000 / Int64(mode.sampleRate)
         return MediaTime(value: microseconds, timescale: 1_000_000)
     }
 

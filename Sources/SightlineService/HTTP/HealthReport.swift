@@ -1,8 +1,8 @@
 import SightlineCore
 
 /// What `/health` answers: `ok` (HTTP 200) while every source runs, every microphone is
-/// heard and every recorder records; `unhealthy` (503) with one reason a problem otherwise. A file source that came
-/// to its end is `ended`, which is not a problem.
+/// heard and every recorder records; `unhealthy` (503) with one reason a problem otherwise.
+/// A file source that came to its end is `ended`, which is not a problem.
 public struct HealthReport: Sendable, Codable, Equatable {
     public struct Source: Sendable, Codable, Equatable {
         public var id: String
