@@ -11,21 +11,17 @@ Usage: tools/bench-audio.py SIGHTLINE_BINARY   (tools/bench.sh runs it on the re
 import json
 import pathlib
 import resource
-import socket
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from serve_support import free_port  # noqa: E402
 
 binary = sys.argv[1]
 media = pathlib.Path(binary).parent / "Sightline_SightlineSamples.resources/Media/faces_640x480.mp4"
 work = pathlib.Path(tempfile.mkdtemp(prefix="sightline-bench-audio-"))
 noise = "anoisesrc=color=pink:sample_rate=48000:amplitude=0.3:duration=10"
-
-
-def port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def clip(name, audio):
@@ -46,7 +42,7 @@ clips = {
 def command(path, *extra):
     out = work / f"rec-{path.stem}"
     return [binary, "run", "--source", str(path), "--record", str(out), "--log-level", "error", "--publish",
-            f"tcp://127.0.0.1:{port()}", *extra]
+            f"tcp://127.0.0.1:{free_port()}", *extra]
 
 
 def cpu_seconds(path):

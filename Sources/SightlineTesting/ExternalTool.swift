@@ -8,6 +8,10 @@ public enum ExternalTool {
         public var stderr: String
     }
 
+    /// The checkout the tests were built from, whose `tools/` and `models/` they use.
+    public static let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
     public static func run(_ name: String, _ arguments: [String]) throws -> Output {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")

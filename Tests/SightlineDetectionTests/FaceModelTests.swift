@@ -57,9 +57,7 @@ enum FaceModelFixtures {
     static let faces = Bundle.module.resourceURL!.appendingPathComponent("Faces")
     static let obama = faces.appendingPathComponent("obama2.jpg").path
     static let biden = faces.appendingPathComponent("biden.jpg").path
-    static let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    static let models = FaceModelFiles(directory: checkout.appendingPathComponent("models").path)
+    static let models = FaceModelFiles(directory: ExternalTool.checkout.appendingPathComponent("models").path)
 
     /// The real models, which tools/setup.sh fetches: these tests fail without them.
     static func loadModels() throws -> (FaceLandmarker, FaceRecognizer) {
@@ -71,7 +69,8 @@ enum FaceModelFixtures {
         let output = try ExternalTool.run(
             "python3",
             [
-                checkout.appendingPathComponent("tools/face-reference.py").path, image.lumaFile, image.rgbFile,
+                ExternalTool.checkout.appendingPathComponent("tools/face-reference.py").path, image.lumaFile,
+                image.rgbFile,
                 "\(image.width)", "\(image.height)", "--models", models.directory,
             ])
         try #require(output.status == 0, "the Python dlib binding (pip install dlib-bin): \(output.stderr)")

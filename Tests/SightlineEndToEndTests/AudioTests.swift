@@ -11,7 +11,7 @@ import Testing
 /// 5 s), made once per test run; lazily, so that suites that do not need them pay nothing.
 private let audioMedia: Result<String, any Error> = Result {
     let directory = NSTemporaryDirectory() + "sightline-audio-media-\(getpid())"
-    let made = try ExternalTool.run(AudioTests.checkout + "/tools/make-audio-media.sh", [directory])
+    let made = try ExternalTool.run(ExternalTool.checkout.path + "/tools/make-audio-media.sh", [directory])
     guard made.status == 0 else { throw SightlineError.invalidArgument("make-audio-media.sh: \(made.stderr)") }
     return directory
 }
@@ -19,8 +19,6 @@ private let audioMedia: Result<String, any Error> = Result {
 /// Audio end to end: clips made with FFmpeg, recorded by the real `sightline`, and checked
 /// with ffprobe, ffmpeg and exiftool; audio and video must stay within one video frame.
 @Suite struct AudioTests {
-    static let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().path
     let cli = CommandLineTests()
     let directory: TemporaryDirectory
 
@@ -53,7 +51,7 @@ private let audioMedia: Result<String, any Error> = Result {
 
     /// Each tone onset minus its flash, in seconds, as tools/av-sync.py measures them.
     func syncOffsets(_ path: String) throws -> (flashes: [Double], offsets: [Double]) {
-        let output = try ExternalTool.run("python3", [Self.checkout + "/tools/av-sync.py", path])
+        let output = try ExternalTool.run("python3", [ExternalTool.checkout.path + "/tools/av-sync.py", path])
         try #require(output.status == 0, "av-sync.py: \(output.stderr)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: [Double]])
         return (json["flashes"] ?? [], json["offsets"] ?? [])
