@@ -137,9 +137,13 @@ func corruptedCopyOfSample() throws -> URL {
         #expect(slow.received.withLock { $0 } == Array(0..<300))
     }
 
+    /// The output is bounded: a looping file decodes far faster than the delegate takes
+    /// frames, and a busy machine can hold the stop back for minutes, in which an unbounded
+    /// queue grew by gigabytes (the test process was killed for memory).
     @Test func stopDropsWaitingFramesAsShutdown() async throws {
         let slow = RecordingDelegate(delay: .milliseconds(30))
-        let output = FrameDataOutput(name: "slow", delegate: slow, alwaysDiscardsLateFrames: false)
+        let output = FrameDataOutput(
+            name: "slow", delegate: slow, alwaysDiscardsLateFrames: false, maximumFramesInFlight: 30)
         let session = CaptureSession(
             source: try MediaFileSource(url: SampleMedia.faces640x480.path, options: .init(loop: true)),
             outputs: [output],
