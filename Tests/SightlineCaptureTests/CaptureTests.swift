@@ -19,6 +19,19 @@ final class RecordingDelegate: FrameDataOutputDelegate {
     }
 }
 
+/// Holds its first frame until opened, then takes `delay` over each.
+final class GatedDelegate: FrameDataOutputDelegate {
+    let delay: Duration
+    private let gate = DispatchSemaphore(value: 0)
+    private let opened = Atomic<Bool>(false)
+    init(delay: Duration) { self.delay = delay }
+    func open() { gate.signal() }
+    func frameDataOutput(_ output: FrameDataOutput, didOutput frame: VideoFrame) {
+        if !opened.exchange(true, ordering: .acquiringAndReleasing) { gate.wait() }
+        Thread.sleep(forTimeInterval: Double(delay.components.attoseconds) / 1e18)
+    }
+}
+
 @Suite struct MediaFileSourceTests {
     @Test func decodesEveryFrameWithItsTime() throws {
         let source = try MediaFileSource(url: SampleMedia.faces640x480.path)
@@ -137,11 +150,12 @@ func corruptedCopyOfSample() throws -> URL {
         #expect(slow.received.withLock { $0 } == Array(0..<300))
     }
 
-    /// The output is bounded: a looping file decodes far faster than the delegate takes
-    /// frames, and a busy machine can hold the stop back for minutes, in which an unbounded
-    /// queue grew by gigabytes (the test process was killed for memory).
+    /// Frames waiting when the session stops are dropped as `shutdown`, not delivered. The
+    /// delegate holds its first frame until the output's queue is full, so frames are
+    /// waiting whatever the machine's load (a stop after a fixed time once found none); the
+    /// output is bounded, as a looping file decodes far faster than the delegate takes frames.
     @Test func stopDropsWaitingFramesAsShutdown() async throws {
-        let slow = RecordingDelegate(delay: .milliseconds(30))
+        let slow = GatedDelegate(delay: .milliseconds(100))
         let output = FrameDataOutput(
             name: "slow", delegate: slow, alwaysDiscardsLateFrames: false, maximumFramesInFlight: 30)
         let session = CaptureSession(
@@ -149,8 +163,9 @@ func corruptedCopyOfSample() throws -> URL {
             outputs: [output],
             logger: logger)
         Task {
-            try await Task.sleep(for: .milliseconds(300))
+            while output.maxBacklog < 29 { try await Task.sleep(for: .milliseconds(10)) }
             session.stop()
+            slow.open()
         }
         #expect(try await session.run() == .stopped)
         let counters = session.counters
