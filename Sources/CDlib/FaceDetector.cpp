@@ -85,8 +85,6 @@ extern "C" sl_face_detector *sl_face_detector_create(int threads, char *error, s
 
 extern "C" void sl_face_detector_destroy(sl_face_detector *detector) { delete detector; }
 
-WorkerPool &pool_of(sl_face_detector *detector) { return detector->scan.pool(); }
-
 extern "C" int sl_face_detector_detect(sl_face_detector *detector, const uint8_t *pixels,
                                        int width, int height, ptrdiff_t bytes_per_row,
                                        int upsample, double adjust_threshold,

@@ -7,14 +7,21 @@
 #include <dlib/image_processing.h>
 #include <dlib/image_transforms.h>
 
-#include "ParallelFaceScan.h"
 #include "ShimSupport.h"
 
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace {
 using namespace dlib;
+
+// The landmark predictor and the recognition network reach OpenBLAS and its LAPACK through
+// dlib's matrix code. Two such calls at the same time, from two threads, put landmarks a
+// pixel off now and then (Debian's serial OpenBLAS; two faces or two frames measured at
+// once); one call at a time in the whole process (every source's detectors) gives the
+// one-thread answers every time.
+std::mutex blas_calls;
 
 template <template <int, template <typename> class, int, typename> class block, int N,
           template <typename> class BN, typename SUBNET>
@@ -76,6 +83,7 @@ extern "C" int sl_face_landmarker_run(sl_face_landmarker *landmarker, const uint
     }
     return guarded<int>(error, error_capacity, -1, [&] {
         const LumaView image{pixels, height, width, static_cast<long>(bytes_per_row)};
+        const std::lock_guard<std::mutex> one_at_a_time(blas_calls);
         const auto shape = landmarker->predictor(image, dlib::rectangle(left, top, right, bottom));
         const int count = static_cast<int>(shape.num_parts());
         for (int i = 0; i < count && i < capacity; ++i) {
@@ -86,32 +94,29 @@ extern "C" int sl_face_landmarker_run(sl_face_landmarker *landmarker, const uint
     });
 }
 
-extern "C" int sl_face_detector_landmarks(sl_face_detector *detector, sl_face_landmarker *landmarker,
-                                          const uint8_t *pixels, int width, int height, ptrdiff_t bytes_per_row,
-                                          const sl_face_detection *faces, int face_count, long *xy,
-                                          int points_per_face, char *error, size_t error_capacity) {
-    if (detector == nullptr || landmarker == nullptr || pixels == nullptr || width <= 0 || height <= 0 ||
+extern "C" int sl_face_landmarker_run_faces(sl_face_landmarker *landmarker, const uint8_t *pixels, int width,
+                                            int height, ptrdiff_t bytes_per_row, const sl_face_detection *faces,
+                                            int face_count, long *xy, int points_per_face, char *error,
+                                            size_t error_capacity) {
+    if (landmarker == nullptr || pixels == nullptr || width <= 0 || height <= 0 ||
         bytes_per_row < width || face_count < 0 || (face_count > 0 && (faces == nullptr || xy == nullptr))) {
-        write_error(error, error_capacity, "invalid arguments to sl_face_detector_landmarks");
+        write_error(error, error_capacity, "invalid arguments to sl_face_landmarker_run_faces");
         return -1;
     }
     return guarded<int>(error, error_capacity, -1, [&] {
         const LumaView image{pixels, height, width, static_cast<long>(bytes_per_row)};
         const int parts = static_cast<int>(landmarker->predictor.num_parts());
         if (parts > points_per_face) return parts;
-        WorkerPool &pool = pool_of(detector);
-        // Face i on thread i mod threads: the predictor is read-only, each face's points are its own.
-        pool.run([&](int worker) {
-            for (int i = worker; i < face_count; i += pool.size()) {
-                const auto &face = faces[i];
-                const auto shape =
-                    landmarker->predictor(image, dlib::rectangle(face.left, face.top, face.right, face.bottom));
-                for (int p = 0; p < parts; ++p) {
-                    xy[(static_cast<long>(i) * points_per_face + p) * 2] = shape.part(p).x();
-                    xy[(static_cast<long>(i) * points_per_face + p) * 2 + 1] = shape.part(p).y();
-                }
+        const std::lock_guard<std::mutex> one_at_a_time(blas_calls);
+        for (int i = 0; i < face_count; ++i) {
+            const auto &face = faces[i];
+            const auto shape =
+                landmarker->predictor(image, dlib::rectangle(face.left, face.top, face.right, face.bottom));
+            for (int p = 0; p < parts; ++p) {
+                xy[(static_cast<long>(i) * points_per_face + p) * 2] = shape.part(p).x();
+                xy[(static_cast<long>(i) * points_per_face + p) * 2 + 1] = shape.part(p).y();
             }
-        });
+        }
         return parts;
     });
 }
@@ -144,6 +149,7 @@ extern "C" int sl_face_describer_compute(sl_face_describer *describer, const uin
         dlib::matrix<dlib::rgb_pixel> chip;
         dlib::extract_image_chip(image, details, chip);
         dlib::matrix<float, 0, 1> result;
+        const std::lock_guard<std::mutex> one_at_a_time(blas_calls);
         if (jitters <= 1) {
             result = describer->net(chip);
         } else {

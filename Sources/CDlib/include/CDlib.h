@@ -78,17 +78,17 @@ int sl_face_landmarker_run(sl_face_landmarker *landmarker, const uint8_t *pixels
                            ptrdiff_t bytes_per_row, long left, long top, long right, long bottom, long *xy,
                            int capacity, char *error, size_t error_capacity);
 
+/// The landmarks of each of `faces` (as the detector found them in this image), one face
+/// after another: face i's points go to `xy[2 * points_per_face * i …]`. Returns the points
+/// per face (more than `points_per_face`: nothing written, call again with room), or -1
+/// with a message in `error`. Any thread, with a landmarker shared between threads: calls
+/// into dlib's linear algebra are made one at a time across the process.
+int sl_face_landmarker_run_faces(sl_face_landmarker *landmarker, const uint8_t *pixels, int width, int height,
+                                 ptrdiff_t bytes_per_row, const sl_face_detection *faces, int face_count,
+                                 long *xy, int points_per_face, char *error, size_t error_capacity);
+
 /// dlib's ResNet face recognition model (`dlib_face_recognition_resnet_model_v1.dat`): a
 /// face becomes 128 numbers; two faces closer than 0.6 (Euclidean) are one person.
-/// The landmarks of each of `faces` (as the detector found them in this image), the faces
-/// spread over the detector's threads: face i's points go to `xy[2 * points_per_face * i …]`.
-/// Returns the points per face (more than `points_per_face`: nothing written, call again
-/// with room), or -1 with a message in `error`. Not thread-safe, like the detector.
-int sl_face_detector_landmarks(sl_face_detector *detector, sl_face_landmarker *landmarker,
-                               const uint8_t *pixels, int width, int height, ptrdiff_t bytes_per_row,
-                               const sl_face_detection *faces, int face_count, long *xy,
-                               int points_per_face, char *error, size_t error_capacity);
-
 typedef struct sl_face_describer sl_face_describer;
 
 enum { SL_FACE_DESCRIPTOR_LENGTH = 128 };

@@ -228,7 +228,7 @@ public final class FaceDetector {
         tracked = next
     }
 
-    /// Each face's landmarks by `landmarker`, the faces spread over the detector's threads.
+    /// Each face's landmarks by `landmarker`.
     public func landmarks(of faces: [FaceDetection], in pixels: PixelBuffer, by landmarker: FaceLandmarker) throws
         -> [[PixelPoint]]
     {
@@ -243,8 +243,8 @@ public final class FaceDetector {
         while true {
             landmarkPoints = [Int](repeating: 0, count: 2 * pointsPerFace * faces.count)
             let parts = Int(
-                sl_face_detector_landmarks(
-                    handle, landmarker.handle, luma.baseAddress.assumingMemoryBound(to: UInt8.self),
+                sl_face_landmarker_run_faces(
+                    landmarker.handle, luma.baseAddress.assumingMemoryBound(to: UInt8.self),
                     Int32(pixels.width), Int32(pixels.height), luma.bytesPerRow, raw, Int32(raw.count),
                     &landmarkPoints, Int32(pointsPerFace), &errorBuffer, errorBuffer.count))
             guard parts >= 0 else { throw SightlineError.detector(String(nulTerminated: errorBuffer)) }
