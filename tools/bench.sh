@@ -24,8 +24,11 @@ done
 tracking=$(mktemp -d)
 trap 'rm -rf "$tracking"' EXIT
 tools/make-tracking-media.sh "$tracking" >/dev/null
-"$bin/sightline" bench --source "$tracking/crossing_1280x720.mp4" --source "$tracking/still_640x480.mp4" \
-  --full-scan-interval 5 --motion-gate | grep -E "detector |tracking"
+for clip in crossing_1280x720 still_640x480; do
+  echo "(${clip%_*} clip)"
+  "$bin/sightline" bench --source "$tracking/$clip.mp4" --full-scan-interval 5 --motion-gate |
+    grep -E "^[0-9]+x[0-9]+ +tracking"
+done
 
 # Whole processes, every frame, as a user runs them: `sightline run` (scanning every frame
 # whole, then with --full-scan-interval 5) against the loop a Python user writes (PyAV →

@@ -5,8 +5,8 @@
 // `object_detector<scan_fhog_pyramid>::operator()` builds an image pyramid (each level 5/6
 // the size of the one above), extracts HOG features on every level, runs each of its five
 // filters over every level, and merges with non-maximum suppression. The levels are
-// independent once the pyramid images exist, so here each thread takes a group of levels
-// (balanced by area), extracts their features and runs the five filters over them; the
+// independent once the pyramid images exist, so here each thread takes the largest level
+// left until none is, extracts its features and runs the five filters over it; the
 // per-level results are then concatenated in level order and merged exactly as dlib does
 // (same sorts over the same sequences, same suppression), so boxes, scores and filter
 // indices are identical to the single-threaded detector's.
@@ -17,6 +17,7 @@
 #include "ShimSupport.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <condition_variable>
 #include <exception>
@@ -106,9 +107,6 @@ private:
     std::exception_ptr error_;
 };
 
-// The pool a detector spreads its scans over, for other per-face work of the same frame.
-WorkerPool &pool_of(sl_face_detector *detector);
-
 // A face being tracked: its box in the image and how far around it to look.
 struct FaceRegion {
     dlib::rectangle face;
@@ -128,8 +126,6 @@ public:
 
     explicit ParallelFaceScan(int threads) : pool_(threads), saliency_(threads) {}
 
-    WorkerPool &pool() { return pool_; }
-
     // What `detector(img, dets, adjust_threshold)` returns, in the same order.
     template <typename image_type>
     void detect(const dlib::frontal_face_detector &detector, const image_type &img, double adjust_threshold,
@@ -139,13 +135,9 @@ public:
         for (unsigned long level = 1; level < levels; ++level) build_level(level, whole_level(level), true);
         jobs_.clear();
         for (unsigned long level = 0; level < levels; ++level) {
-            jobs_.push_back({level, level_rect(img, level), dlib::rectangle(), 0});
+            jobs_.push_back({level, level_rect(img, level), dlib::rectangle()});
         }
-        if (dealt_for_ != levels) {
-            deal_by_area(jobs_, full_groups_);
-            dealt_for_ = levels;
-        }
-        run_jobs(detector, img, adjust_threshold, full_groups_);
+        run_jobs(detector, img, adjust_threshold);
         merge(detector, final_dets);
     }
 
@@ -185,8 +177,7 @@ public:
         for (unsigned long level = 1; level <= deepest; ++level) {
             if (!needed_[level].is_empty()) build_level(level, needed_[level], false);
         }
-        deal_by_area(jobs_, region_groups_);
-        run_jobs(detector, img, adjust_threshold, region_groups_);
+        run_jobs(detector, img, adjust_threshold);
         merge(detector, final_dets);
     }
 
@@ -198,7 +189,6 @@ private:
         unsigned long level;
         dlib::rectangle crop;     // in the level's pixels
         dlib::rectangle trusted;  // windows must lie inside (empty: the whole level)
-        double area;
     };
 
     static double threshold(const dlib::frontal_face_detector &detector, unsigned long filter) {
@@ -268,7 +258,7 @@ private:
             crop.height() < scanner.get_fhog_window_height() * cell) {
             return;
         }
-        jobs_.push_back({level, crop, trusted, 0});
+        jobs_.push_back({level, crop, trusted});
     }
 
     // Plans levels 1… of the image's pyramid and sizes their buffers (kept from frame to
@@ -291,8 +281,9 @@ private:
 
     dlib::rectangle whole_level(unsigned long level) const { return dlib::get_rect(images_[level]); }
 
-    // `area` of a level from the level above, with dlib's pixels; split by rows over the
-    // pool when `spread` and it is large enough to be worth waking the threads for.
+    // `area` of a level from the level above, with dlib's pixels; split into bands of rows
+    // over the pool when `spread` and it is large enough to be worth waking the threads
+    // for. Each thread takes the next band until none is left, as with the scan's jobs.
     void build_level(unsigned long level, const dlib::rectangle &area, bool spread) {
         const LumaView above = level == 1 ? level0_ : view(images_[level - 1], whole_level(level - 1));
         const PyramidStep &step = steps_[level];
@@ -301,33 +292,23 @@ private:
             step.run(above, images_[level], area);
             return;
         }
-        pool_.run([&](int worker) {
-            const long first = area.top() + area.height() * worker / threads;
-            const long last = area.top() + area.height() * (worker + 1) / threads - 1;
-            step.run(above, images_[level], dlib::rectangle(area.left(), first, area.right(), last));
+        const long bands = 4 * threads;
+        std::atomic<long> next{0};
+        pool_.run([&](int) {
+            for (long band; (band = next.fetch_add(1, std::memory_order_relaxed)) < bands;) {
+                const long first = area.top() + area.height() * band / bands;
+                const long last = area.top() + area.height() * (band + 1) / bands - 1;
+                step.run(above, images_[level], dlib::rectangle(area.left(), first, area.right(), last));
+            }
         });
     }
 
-    // Jobs dealt to threads largest first, each to the thread with the least area so far.
-    void deal_by_area(std::vector<Job> &jobs, std::vector<std::vector<unsigned long>> &groups) {
-        for (auto &job : jobs) job.area = static_cast<double>(job.crop.area());
-        std::vector<unsigned long> order(jobs.size());
-        for (unsigned long i = 0; i < order.size(); ++i) order[i] = i;
-        std::sort(order.begin(), order.end(), [&](auto a, auto b) {
-            return jobs[a].area != jobs[b].area ? jobs[a].area > jobs[b].area : a < b;
-        });
-        groups.assign(pool_.size(), {});
-        std::vector<double> load(pool_.size(), 0);
-        for (unsigned long job : order) {
-            const auto lightest = std::min_element(load.begin(), load.end()) - load.begin();
-            groups[lightest].push_back(job);
-            load[lightest] += jobs[job].area;
-        }
-    }
-
+    // Every job, on the pool's threads: each thread takes the largest job left until none
+    // is, so a thread the system holds back (a decoder on the same core) leaves its share
+    // to the others instead of making them wait. Which thread scans a job changes nothing:
+    // each writes only the job's own features and detections.
     template <typename image_type>
-    void run_jobs(const dlib::frontal_face_detector &detector, const image_type &img, double adjust_threshold,
-                  const std::vector<std::vector<unsigned long>> &groups) {
+    void run_jobs(const dlib::frontal_face_detector &detector, const image_type &img, double adjust_threshold) {
         const unsigned long filters = detector.num_detectors();
         found_.resize(filters);
         for (auto &per_job : found_) {
@@ -336,8 +317,15 @@ private:
         }
         feats_.set_max_size(std::max<unsigned long>(feats_.max_size(), jobs_.size()));
         feats_.set_size(jobs_.size());
+        largest_first_.resize(jobs_.size());
+        for (unsigned long i = 0; i < jobs_.size(); ++i) largest_first_[i] = i;
+        std::sort(largest_first_.begin(), largest_first_.end(), [&](auto a, auto b) {
+            return jobs_[a].crop.area() != jobs_[b].crop.area() ? jobs_[a].crop.area() > jobs_[b].crop.area() : a < b;
+        });
+        std::atomic<unsigned long> next{0};
         pool_.run([&](int worker) {
-            for (unsigned long job : groups[worker]) {
+            for (unsigned long taken; (taken = next.fetch_add(1, std::memory_order_relaxed)) < jobs_.size();) {
+                const unsigned long job = largest_first_[taken];
                 const Job &j = jobs_[job];
                 if (j.level == 0) {
                     scan_job(detector, view(img, j.crop), job, adjust_threshold, saliency_[worker]);
@@ -435,10 +423,8 @@ private:
     std::vector<dlib::array2d<float>> saliency_;  // one per thread
     std::vector<Job> jobs_;
     std::vector<std::pair<unsigned long, dlib::rectangle>> wanted_;  // (level, image area) per region
-    std::vector<std::vector<unsigned long>> full_groups_;    // the levels each thread scans
-    unsigned long dealt_for_ = 0;                            // how many levels they were dealt for
-    std::vector<std::vector<unsigned long>> region_groups_;  // the crops each thread scans
-    std::vector<std::vector<Detections>> found_;             // [filter][job]
+    std::vector<unsigned long> largest_first_;  // the jobs in the order they are taken
+    std::vector<std::vector<Detections>> found_;  // [filter][job]
     Detections filter_dets_;
     std::vector<dlib::rect_detection> accumulated_;
 };

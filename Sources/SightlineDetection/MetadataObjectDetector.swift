@@ -3,9 +3,10 @@ import SightlineCore
 /// What the pipeline needs of a detector: the metadata objects in a frame, their IDs unset
 /// (a tracker gives them). The extension point for a new in-process detector.
 ///
-/// Called on one serial queue only (the detector's frame output); implementations need not
-/// be thread-safe.
-public protocol MetadataObjectDetector {
+/// Each instance is called on one serial queue only (the detector's frame output, or a queue
+/// of its own when several detect successive frames at once); implementations need not be
+/// thread-safe.
+public protocol MetadataObjectDetector: SendableMetatype {
     associatedtype Object: MetadataObject
     func objects(in frame: VideoFrame) throws -> [Object]
 }

@@ -120,12 +120,16 @@ public final class AnalysisPipeline: Service, Sendable {
             let opened = try MediaFileSource(url: configuration.source, options: configuration.sourceOptions)
             (source, file) = (opened, opened)
         }
+        let isLive = file.map { $0.isNetworkStream || configuration.sourceOptions.realtime } ?? true
+        let discardLateFrames = configuration.discardLateFrames ?? isLive
+        analysisMode = discardLateFrames ? .dropLate : .everyFrame
         // Detectors check their settings before anything is bound, so a bad option is the
         // error reported, not a busy port.
-        let faceDetector =
+        let faceDetectors =
             try configuration.detect.contains(.faces)
-            ? FaceDetector(configuration: configuration.detector) : nil
-        let identification = try faceDetector.map { try Self.loadFaceModels(into: $0, configuration, logger) } ?? nil
+            ? Self.faceDetectors(configuration.detector, analysingWholeFile: !isLive && !discardLateFrames) : []
+        let identification =
+            faceDetectors.isEmpty ? nil : try Self.loadFaceModels(into: faceDetectors, configuration, logger)
         let barcodeDetector =
             try configuration.detect.contains(.barcodes)
             ? BarcodeDetector(configuration: configuration.barcodes) : nil
@@ -138,14 +142,12 @@ public final class AnalysisPipeline: Service, Sendable {
         // Analysing every frame of a file: the file waits for the detector (bounded memory).
         var outputs: [FrameDataOutput] = []
         let publisher = self.publisher
-        let isLive = file.map { $0.isNetworkStream || configuration.sourceOptions.realtime } ?? true
-        let discardLateFrames = configuration.discardLateFrames ?? isLive
-        analysisMode = discardLateFrames ? .dropLate : .everyFrame
         func analysis<Detector: MetadataObjectDetector>(
-            _ detector: Detector, annotator: (any TrackedObjectAnnotator<Detector.Object>)? = nil, output name: String
+            _ detectors: [Detector], annotator: (any TrackedObjectAnnotator<Detector.Object>)? = nil,
+            output name: String
         ) -> ObjectAnalysis<Detector> {
             let analysis = ObjectAnalysis(
-                detector: detector, annotator: annotator, publisher: publisher, sourceID: configuration.sourceID,
+                detectors: detectors, annotator: annotator, publisher: publisher, sourceID: configuration.sourceID,
                 logger: logger)
             outputs.append(
                 FrameDataOutput(
@@ -153,13 +155,13 @@ public final class AnalysisPipeline: Service, Sendable {
                     maximumFramesInFlight: 4))
             return analysis
         }
-        if let faceDetector {
+        if !faceDetectors.isEmpty {
             if let notice = FaceDetector.instructionSet.fallbackNotice { logger.warning("\(notice)") }
-            faces = analysis(faceDetector, annotator: identification, output: "detect")
+            faces = analysis(faceDetectors, annotator: identification, output: "detect")
         } else {
             faces = nil
         }
-        codes = barcodeDetector.map { analysis($0, output: "codes") }
+        codes = barcodeDetector.map { analysis([$0], output: "codes") }
         if let frames = configuration.frames {
             let framesOutput = try FramesPublishing(
                 configuration: frames, publisher: publisher, sourceID: configuration.sourceID, logger: logger)
@@ -309,6 +311,7 @@ public final class AnalysisPipeline: Service, Sendable {
                 "publish": "\(publisher.endpoint)",
                 "detect": "\(detections.joined(separator: ","))", "analysis": "\(analysisMode.rawValue)",
                 "simd": "\(FaceDetector.instructionSet)",
+                "frames-at-once": "\(faces?.framesAtOnce ?? 1)",
                 "full-scan-interval": "\(configuration.detector.fullScanInterval)",
                 "motion-gate": "\(configuration.detector.motionGate)",
             ])
@@ -386,15 +389,34 @@ public final class AnalysisPipeline: Service, Sendable {
             .sorted()
     }
 
-    /// Gives the face detector its landmark model when there is one (one line when not),
+    /// The face detectors: for a file analysed whole, scanning each frame whole, one per
+    /// thread, each detecting a frame of its own at the same time, so the cores never wait
+    /// for each other within a frame; otherwise one that spreads each frame over the
+    /// threads, for a live source's latency and because tracking and the motion gate start
+    /// each frame from the one before.
+    private static func faceDetectors(_ configuration: FaceDetector.Configuration, analysingWholeFile: Bool) throws
+        -> [FaceDetector]
+    {
+        let configuration = try configuration.validated()
+        guard analysingWholeFile, configuration.fullScanInterval == 1, !configuration.motionGate else {
+            return [try FaceDetector(configuration: configuration)]
+        }
+        var oneThread = configuration
+        oneThread.threads = 1
+        return try (0..<configuration.threads).map { _ in try FaceDetector(configuration: oneThread) }
+    }
+
+    /// Gives the face detectors the landmark model when there is one (one line when not),
     /// and returns what names faces when identities are asked for; that needs both models.
+    /// The detectors share the model, which dlib reads from any number of threads.
     private static func loadFaceModels(
-        into detector: FaceDetector, _ configuration: PipelineConfiguration, _ logger: Logger
+        into detectors: [FaceDetector], _ configuration: PipelineConfiguration, _ logger: Logger
     ) throws -> FaceIdentification? {
         let models = configuration.models
         guard let identities = try configuration.identities?.validated() else {
-            detector.landmarker = try models.landmarkerIfPresent()
-            if detector.landmarker == nil {
+            let landmarker = try models.landmarkerIfPresent()
+            for detector in detectors { detector.landmarker = landmarker }
+            if landmarker == nil {
                 logger.notice(
                     "no landmark model: faces have no landmarks, roll comes from the HOG filter and there are no identities; fetch it with tools/fetch-models.sh",
                     metadata: ["missing": "\(models.landmarksPath)"])
@@ -402,7 +424,7 @@ public final class AnalysisPipeline: Service, Sendable {
             return nil
         }
         let (landmarker, recognizer) = try models.recognitionModels()
-        detector.landmarker = landmarker
+        for detector in detectors { detector.landmarker = landmarker }
         logger.info(
             "identities",
             metadata: [

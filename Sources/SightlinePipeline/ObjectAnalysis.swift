@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import Metrics
 import SightlineBus
@@ -9,12 +10,18 @@ import Synchronization
 /// A detector output's delegate: finds objects (faces, codes) in each frame it is given,
 /// gives them stable IDs and publishes their messages (`faces`, `codes`) and `events`.
 ///
-/// Everything but `timing` runs on the output's serial queue, which owns the detector, the
-/// tracker and the annotator (identities of faces), whose time `timing` includes.
+/// Everything but `timing` runs on the output's serial queue, which owns the tracker and the
+/// annotator (identities of faces), and the detector when there is one; their time is in
+/// `timing`. With several detectors, successive frames are detected at the same time, each
+/// on its detector's own queue (frame-level parallelism, for a file analysed whole), and
+/// the output's queue tracks and publishes them in capture order.
 public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOutputDelegate, @unchecked Sendable {
     public typealias Object = Detector.Object
 
-    private let detector: Detector
+    private let lanes: [DetectionLane<Detector>]
+    /// Frames given to a lane and not yet published, oldest first; at most one per lane.
+    private var inFlight: [DetectionJob<Object>] = []
+    private var nextLane = 0
     private let tracker = ObjectTracker<Object>()
     private let annotator: (any TrackedObjectAnnotator<Object>)?
     private let publisher: Publisher
@@ -30,11 +37,13 @@ public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOu
     /// objects, is timed there.
     private var lastFrame: (time: MediaTime, wallTimeNs: UInt64)?
 
+    /// `detectors`: one, or one per frame to detect at the same time.
     public init(
-        detector: Detector, annotator: (any TrackedObjectAnnotator<Object>)? = nil, publisher: Publisher,
+        detectors: [Detector], annotator: (any TrackedObjectAnnotator<Object>)? = nil, publisher: Publisher,
         sourceID: String, logger: Logger
     ) {
-        self.detector = detector
+        precondition(!detectors.isEmpty, "an analysis needs a detector")
+        lanes = detectors.enumerated().map { DetectionLane(detector: $1, index: $0, of: detectors.count) }
         self.annotator = annotator
         self.publisher = publisher
         self.sourceID = sourceID
@@ -45,15 +54,38 @@ public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOu
         failures = Counter(label: "sightline_detection_failures_total", dimensions: dimensions)
     }
 
+    /// How many frames are detected at the same time: the detectors. Any thread.
+    public var framesAtOnce: Int { lanes.count }
+
     /// Detection time of every analysed frame. Any thread.
     public var timing: TimingCounters { timingState.withLock { $0 } }
 
     public func frameDataOutput(_ output: FrameDataOutput, didOutput frame: VideoFrame) {
+        guard lanes.count > 1 else {
+            let started = ContinuousClock.now
+            publishObjects(lanes[0].detect(frame), in: frame, detectedIn: ContinuousClock.now - started)
+            return
+        }
+        let job = DetectionJob<Object>(frame: frame)
+        lanes[nextLane].start(job)
+        nextLane = (nextLane + 1) % lanes.count
+        inFlight.append(job)
+        // Every lane busy: the oldest frame is published before another is taken.
+        if inFlight.count == lanes.count { publish(inFlight.removeFirst()) }
+    }
+
+    private func publish(_ job: DetectionJob<Object>) {
+        let (detected, elapsed) = job.wait()
+        publishObjects(detected, in: job.frame, detectedIn: elapsed)
+    }
+
+    /// Tracks, annotates and publishes one frame's objects, in capture order.
+    private func publishObjects(_ result: Result<[Object], Error>, in frame: VideoFrame, detectedIn: Duration) {
         let started = ContinuousClock.now
         let detected: [Object]
-        do {
-            detected = try detector.objects(in: frame)
-        } catch {
+        switch result {
+        case .success(let objects): detected = objects
+        case .failure(let error):
             failures.increment()
             logger.error("\(Object.eventObject) detection failed; frame skipped", metadata: ["error": "\(error)"])
             return
@@ -69,7 +101,7 @@ public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOu
             let entered = Set(update.entered.map(\.objectID))
             changed.removeAll { entered.contains($0.objectID) }
         }
-        let elapsed = ContinuousClock.now - started
+        let elapsed = detectedIn + (ContinuousClock.now - started)
         timingState.withLock { $0.record(milliseconds: elapsed.milliseconds) }
         detectionTimer.recordNanoseconds(Int64(elapsed.seconds * 1e9))
         lastFrame = (frame.time + (frame.duration ?? .zero), frame.wallClockNanoseconds)
@@ -87,9 +119,11 @@ public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOu
         objectsWerePresent = !update.objects.isEmpty
     }
 
-    /// At the end of the run: objects still tracked leave. Call only after the output has
-    /// drained, when its queue no longer touches the tracker.
+    /// At the end of the run: frames still being detected are published, then objects
+    /// still tracked leave. Call only after the output has drained, when its queue no
+    /// longer touches the tracker.
     public func finish() {
+        while !inFlight.isEmpty { publish(inFlight.removeFirst()) }
         let wallTime = lastFrame?.wallTimeNs ?? WallClock.nowNanoseconds()
         if objectsWerePresent, let last = lastFrame {
             publisher.publish(Object.message([], source: sourceID, time: last.time, wallTimeNs: wallTime))
@@ -110,5 +144,50 @@ public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOu
             Message(
                 kind: .events, source: sourceID, time: object.time, wallTimeNs: wallTimeNs,
                 event: Object.event(change, object)))
+    }
+}
+
+/// A detector and the queue it detects on.
+final class DetectionLane<Detector: MetadataObjectDetector>: @unchecked Sendable {
+    private let detector: Detector
+    private let queue: DispatchQueue
+
+    init(detector: Detector, index: Int, of count: Int) {
+        self.detector = detector
+        queue = DispatchQueue(label: "sightline.detect.\(index + 1)-of-\(count)")
+    }
+
+    /// Detects on the caller's thread (the only lane: the output's queue).
+    func detect(_ frame: VideoFrame) -> Result<[Detector.Object], Error> {
+        Result { try detector.objects(in: frame) }
+    }
+
+    /// Detects on the lane's queue; `job` says when it is done.
+    func start(_ job: DetectionJob<Detector.Object>) {
+        queue.async { [self] in
+            let started = ContinuousClock.now
+            let result = detect(job.frame)
+            job.complete(result, after: ContinuousClock.now - started)
+        }
+    }
+}
+
+/// One frame detected on a lane, waited for on the output's queue.
+final class DetectionJob<Object>: @unchecked Sendable {
+    let frame: VideoFrame
+    private let done = DispatchSemaphore(value: 0)
+    /// Written on the lane before `done` is signalled, read after it is waited for.
+    private var outcome: (Result<[Object], Error>, Duration)?
+
+    init(frame: VideoFrame) { self.frame = frame }
+
+    func complete(_ result: Result<[Object], Error>, after elapsed: Duration) {
+        outcome = (result, elapsed)
+        done.signal()
+    }
+
+    func wait() -> (Result<[Object], Error>, Duration) {
+        done.wait()
+        return outcome!
     }
 }

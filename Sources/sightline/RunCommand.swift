@@ -161,7 +161,10 @@ struct DetectionOptions: ParsableArguments {
     @Option(help: "Ignore faces narrower than this many pixels.")
     var minFaceSize = 0
 
-    @Option(help: "Threads each frame's face scan is spread over (1-64; same answers). Default: the usable cores.")
+    @Option(
+        help:
+            "Threads each frame's face scan is spread over (1-64; same answers); a file analysed whole detects this many frames at once. Default: the usable cores."
+    )
     var detectorThreads = FaceDetector.availableCores
 
     @Option(

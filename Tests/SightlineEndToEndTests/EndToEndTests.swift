@@ -273,6 +273,38 @@ let logger = Logger(label: "test")
         #expect(Double(same) >= 0.98 * Double(whole.faces.count), "\(same) of \(whole.faces.count) frames the same")
     }
 
+    /// A file analysed whole detects successive frames at the same time, one per detector
+    /// thread: what it publishes is exactly what one thread publishes (boxes, landmarks,
+    /// IDs, events, times), in the same order; the start line says how many frames at once.
+    @Test func framesDetectedAtOnceArePublishedAsOneThreadPublishesThem() throws {
+        func run(threads: Int) throws -> (messages: [Message], stderr: [String]) {
+            let outcome = try sightline(
+                [
+                    "run", "--print", "--detector-threads", "\(threads)", "--publish",
+                    "tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())",
+                ], timeout: 120)
+            #expect(outcome.status == 0, "\(outcome.stderrLines)")
+            let messages = try outcome.stdout.split(separator: "\n").map {
+                try JSONDecoder().decode(Message.self, from: Data($0.utf8))
+            }
+            // Wall times are when each run decoded the frame; everything else must match.
+            let published = messages.filter { $0.kind == .faces || $0.kind == .events }.map {
+                var message = $0
+                message.wallTimeNs = 0
+                return message
+            }
+            return (published, outcome.stderrLines)
+        }
+        let one = try run(threads: 1)
+        let three = try run(threads: 3)
+        #expect(one.stderr.contains { $0.contains("frames-at-once=1") })
+        #expect(three.stderr.contains { $0.contains("frames-at-once=3") })
+        #expect(one.messages.filter { $0.kind == .faces && !$0.faces!.isEmpty }.count == 294)
+        #expect(one.messages.count == three.messages.count)
+        let differing = zip(one.messages, three.messages).enumerated().filter { $1.0 != $1.1 }.map(\.offset)
+        #expect(differing.isEmpty, "messages \(differing.prefix(5)) of \(one.messages.count) differ")
+    }
+
     static let movieTests = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("SightlineMovieTests")
 

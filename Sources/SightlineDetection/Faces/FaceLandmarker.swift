@@ -15,8 +15,9 @@ public struct PixelPoint: Sendable, Hashable {
 
 /// dlib's shape predictor on the luma plane of a frame: the landmarks of a detected face.
 ///
-/// Not thread-safe: each instance belongs to one thread or serial queue (in the pipeline,
-/// the face detector's).
+/// `landmarks(of:in:)` is not thread-safe: each instance belongs to one thread or serial
+/// queue. Face detectors given the same instance may use it at the same time: they read
+/// only dlib's model, which is immutable, with buffers of their own.
 public final class FaceLandmarker {
     let handle: OpaquePointer
     private var points = [Int](repeating: 0, count: 2 * 68)
