@@ -68,6 +68,6 @@ final = [json.loads(line) for line in printed.splitlines() if '"kind":"status"' 
 audio = final["status"]["counters"]["audio"]
 seconds = audio["packets"] * 1024 / 48000
 timing = audio["transcoding"]
-print(f"AAC encoder (libavcodec, 48 kHz stereo, 128 kbit/s, with decoding the PCM): "
+print(f"AAC encoder (libavcodec, 48 kHz stereo, 128 kbit/s, with decoding the PCM; its thread's CPU time): "
       f"{timing['totalMs'] / seconds:.1f} ms CPU per second of audio = {timing['totalMs'] / seconds / 10:.2f}% of a core, "
       f"{audio['packets']} frames, slowest {timing['maxMs']:.2f} ms")

@@ -169,7 +169,7 @@ final class StreamAudio {
     private func transcode(_ packet: UnsafeMutablePointer<AVPacket>?, offset: MediaTime) -> [EncodedAudioPacket] {
         guard let decoder, let encoder, let frame else { return [] }
         lastOffset = offset
-        let started = ContinuousClock.now
+        let started = ThreadCPUClock.seconds
         let sent = avcodec_send_packet(decoder, packet)
         if sent < 0 && sent != cffmpeg_averror_eagain() {
             counters.skipped["undecodable", default: 0] += 1
@@ -191,7 +191,7 @@ final class StreamAudio {
                 counters.skipped["encoder", default: 0] += 1
             }
         }
-        counters.transcoding?.record(milliseconds: (ContinuousClock.now - started).milliseconds)
+        counters.transcoding?.record(milliseconds: (ThreadCPUClock.seconds - started) * 1000)
         counters.timestampJumps = encoder.timestampJumps
         counters.packets += packets.count
         return packets

@@ -48,7 +48,7 @@ struct CaptureBenchCommand: ParsableCommand {
             let convert = try buffer.withUnsafeBytes { bytes in
                 try medianMilliseconds { _ = try converter.convert(bytes) }
             }
-            let copy = try medianMilliseconds {
+            let copy = medianMilliseconds {
                 _ = PixelBuffer(format: .gray8, width: count, height: 1, packedPlanes: [buffer])
             }
             print(

@@ -60,7 +60,7 @@ struct RecordBenchCommand: AsyncParsableCommand {
         let endpoint = configuration.publish
         // The recorder runs on its own thread, whose CPU time is what it costs.
         let recorderThread = Thread {
-            let cpuStart = threadCPUSeconds()
+            let cpuStart = ThreadCPUClock.seconds
             do {
                 let recorder = try Recorder(
                     configuration: RecorderConfiguration(sourceID: "cam1", directory: scratch), logger: logger)
@@ -75,7 +75,7 @@ struct RecordBenchCommand: AsyncParsableCommand {
             } catch {
                 result.error = "\(error)"
             }
-            result.cpuSeconds = threadCPUSeconds() - cpuStart
+            result.cpuSeconds = ThreadCPUClock.seconds - cpuStart
             done.signal()
         }
         recorderThread.start()
@@ -117,10 +117,4 @@ private final class Measured: @unchecked Sendable {
     var cpuSeconds = 0.0
     var framesWritten = 0
     var error: String?
-}
-
-private func threadCPUSeconds() -> Double {
-    var spec = timespec()
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
-    return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
 }

@@ -103,7 +103,7 @@ public final class Microphone: Sendable {
             }
             switch capture.read(into: buffer, timeout: .milliseconds(200)) {
             case .samples(let frames, let time):
-                let started = ContinuousClock.now
+                let started = ThreadCPUClock.seconds
                 let packets: [EncodedAudioPacket]
                 do {
                     packets = try reader.encoder.encode(interleaved: buffer, count: frames, at: time)
@@ -112,7 +112,7 @@ public final class Microphone: Sendable {
                     continue
                 }
                 let (jumps, milliseconds) = (
-                    reader.encoder.timestampJumps, (ContinuousClock.now - started).milliseconds
+                    reader.encoder.timestampJumps, (ThreadCPUClock.seconds - started) * 1000
                 )
                 counters.value.withLock {
                     $0.packets += packets.count
