@@ -74,6 +74,20 @@ extern "C" sl_face_landmarker *sl_face_landmarker_create(const char *path, char 
 
 extern "C" void sl_face_landmarker_destroy(sl_face_landmarker *landmarker) { delete landmarker; }
 
+// One face's landmarks, interleaved x y into `xy` (at most `capacity` points); returns how
+// many the model has. The one place the predictor runs, under the process-wide lock.
+static int predict_landmarks(const sl_face_landmarker &landmarker, const LumaView &image, const dlib::rectangle &face,
+                             long *xy, int capacity) {
+    const std::lock_guard<std::mutex> one_at_a_time(blas_calls);
+    const auto shape = landmarker.predictor(image, face);
+    const int count = static_cast<int>(shape.num_parts());
+    for (int i = 0; i < count && i < capacity; ++i) {
+        xy[2 * i] = shape.part(i).x();
+        xy[2 * i + 1] = shape.part(i).y();
+    }
+    return count;
+}
+
 extern "C" int sl_face_landmarker_run(sl_face_landmarker *landmarker, const uint8_t *pixels, int width,
                                       int height, ptrdiff_t bytes_per_row, long left, long top, long right,
                                       long bottom, long *xy, int capacity, char *error, size_t error_capacity) {
@@ -83,14 +97,7 @@ extern "C" int sl_face_landmarker_run(sl_face_landmarker *landmarker, const uint
     }
     return guarded<int>(error, error_capacity, -1, [&] {
         const LumaView image{pixels, height, width, static_cast<long>(bytes_per_row)};
-        const std::lock_guard<std::mutex> one_at_a_time(blas_calls);
-        const auto shape = landmarker->predictor(image, dlib::rectangle(left, top, right, bottom));
-        const int count = static_cast<int>(shape.num_parts());
-        for (int i = 0; i < count && i < capacity; ++i) {
-            xy[2 * i] = shape.part(i).x();
-            xy[2 * i + 1] = shape.part(i).y();
-        }
-        return count;
+        return predict_landmarks(*landmarker, image, dlib::rectangle(left, top, right, bottom), xy, capacity);
     });
 }
 
@@ -107,15 +114,10 @@ extern "C" int sl_face_landmarker_run_faces(sl_face_landmarker *landmarker, cons
         const LumaView image{pixels, height, width, static_cast<long>(bytes_per_row)};
         const int parts = static_cast<int>(landmarker->predictor.num_parts());
         if (parts > points_per_face) return parts;
-        const std::lock_guard<std::mutex> one_at_a_time(blas_calls);
         for (int i = 0; i < face_count; ++i) {
             const auto &face = faces[i];
-            const auto shape =
-                landmarker->predictor(image, dlib::rectangle(face.left, face.top, face.right, face.bottom));
-            for (int p = 0; p < parts; ++p) {
-                xy[(static_cast<long>(i) * points_per_face + p) * 2] = shape.part(p).x();
-                xy[(static_cast<long>(i) * points_per_face + p) * 2 + 1] = shape.part(p).y();
-            }
+            predict_landmarks(*landmarker, image, dlib::rectangle(face.left, face.top, face.right, face.bottom),
+                              xy + 2L * points_per_face * i, parts);
         }
         return parts;
     });

@@ -71,10 +71,11 @@ public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOu
         nextLane = (nextLane + 1) % lanes.count
         inFlight.append(job)
         // Every lane busy: the oldest frame is published before another is taken.
-        if inFlight.count == lanes.count { publish(inFlight.removeFirst()) }
+        if inFlight.count == lanes.count { publishWhenDetected(inFlight.removeFirst()) }
     }
 
-    private func publish(_ job: DetectionJob<Object>) {
+    /// Waits for a lane's frame, then publishes it.
+    private func publishWhenDetected(_ job: DetectionJob<Object>) {
         let (detected, elapsed) = job.wait()
         publishObjects(detected, in: job.frame, detectedIn: elapsed)
     }
@@ -123,7 +124,7 @@ public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOu
     /// still tracked leave. Call only after the output has drained, when its queue no
     /// longer touches the tracker.
     public func finish() {
-        while !inFlight.isEmpty { publish(inFlight.removeFirst()) }
+        while !inFlight.isEmpty { publishWhenDetected(inFlight.removeFirst()) }
         let wallTime = lastFrame?.wallTimeNs ?? WallClock.nowNanoseconds()
         if objectsWerePresent, let last = lastFrame {
             publisher.publish(Object.message([], source: sourceID, time: last.time, wallTimeNs: wallTime))
