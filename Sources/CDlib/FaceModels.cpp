@@ -16,11 +16,10 @@
 namespace {
 using namespace dlib;
 
-// The landmark predictor and the recognition network reach OpenBLAS and its LAPACK through
-// dlib's matrix code. Two such calls at the same time, from two threads, put landmarks a
-// pixel off now and then (Debian's serial OpenBLAS; two faces or two frames measured at
-// once); one call at a time in the whole process (every source's detectors) gives the
-// one-thread answers every time.
+// dlib's matrix code sends its linear algebra to OpenBLAS and its LAPACK, and Debian's serial
+// OpenBLAS shares its work buffers between threads: two calls at the same time put a landmark
+// a pixel off now and then. Every call into it (the landmarks' shape alignment, the
+// recognition network) is made under this lock, one at a time in the whole process.
 std::mutex blas_calls;
 
 template <template <int, template <typename> class, int, typename> class block, int N,
@@ -56,8 +55,61 @@ full_object_detection shape_from(const long *xy, int point_count) {
 }
 }  // namespace
 
+// dlib's shape_predictor, deserialised as dlib does, with its walk of the regression trees
+// done here: dlib adds each tree's leaf to the shape through BLAS's saxpy, one library call
+// per tree (5,000 a face), which costs more than the walk; a plain loop adds the same floats
+// in the same order (saxpy with alpha 1 rounds x + y once, as `+=` does), and needs no lock.
 struct sl_face_landmarker {
-    dlib::shape_predictor predictor;
+    matrix<float, 0, 1> initial_shape;
+    std::vector<std::vector<impl::regression_tree>> forests;
+    std::vector<std::vector<unsigned long>> anchor_idx;
+    std::vector<std::vector<dlib::vector<float, 2>>> deltas;
+
+    long num_parts() const { return initial_shape.size() / 2; }
+
+    // dlib's deserialize(shape_predictor&), into the same fields.
+    friend void deserialize(sl_face_landmarker &model, std::istream &in) {
+        int version = 0;
+        dlib::deserialize(version, in);
+        if (version != 1)
+            throw serialization_error("Unexpected version found while deserializing dlib::shape_predictor.");
+        dlib::deserialize(model.initial_shape, in);
+        dlib::deserialize(model.forests, in);
+        dlib::deserialize(model.anchor_idx, in);
+        dlib::deserialize(model.deltas, in);
+    }
+
+    // dlib's shape_predictor::operator()(img, rect), step for step.
+    std::vector<point> operator()(const LumaView &image, const rectangle &face) const {
+        matrix<float, 0, 1> shape = initial_shape;
+        std::vector<float> feature_pixel_values;
+        for (size_t cascade = 0; cascade < forests.size(); ++cascade) {
+            {
+                // Aligning the mean shape to the current one and the face's box to the image
+                // are LAPACK SVDs.
+                const std::lock_guard<std::mutex> one_at_a_time(blas_calls);
+                impl::extract_feature_pixel_values(image, face, shape, initial_shape, anchor_idx[cascade],
+                                                   deltas[cascade], feature_pixel_values);
+            }
+            float *const values = &shape(0);
+            const long count = shape.size();
+            unsigned long leaf_index;
+            for (const auto &tree : forests[cascade]) {
+                const float *const leaf = &tree(feature_pixel_values, leaf_index)(0);
+                for (long i = 0; i < count; ++i) values[i] += leaf[i];
+            }
+        }
+        const point_transform_affine to_image = unnormalizing_tform(face);
+        std::vector<point> parts(num_parts());
+        for (long i = 0; i < num_parts(); ++i) parts[i] = to_image(impl::location(shape, i));
+        return parts;
+    }
+
+  private:
+    static point_transform_affine unnormalizing_tform(const rectangle &face) {
+        const std::lock_guard<std::mutex> one_at_a_time(blas_calls);
+        return impl::unnormalizing_tform(face);
+    }
 };
 
 struct sl_face_describer {
@@ -67,7 +119,7 @@ struct sl_face_describer {
 extern "C" sl_face_landmarker *sl_face_landmarker_create(const char *path, char *error, size_t error_capacity) {
     return guarded<sl_face_landmarker *>(error, error_capacity, nullptr, [&] {
         auto landmarker = std::make_unique<sl_face_landmarker>();
-        dlib::deserialize(path) >> landmarker->predictor;
+        dlib::deserialize(path) >> *landmarker;
         return landmarker.release();
     });
 }
@@ -75,15 +127,14 @@ extern "C" sl_face_landmarker *sl_face_landmarker_create(const char *path, char 
 extern "C" void sl_face_landmarker_destroy(sl_face_landmarker *landmarker) { delete landmarker; }
 
 // One face's landmarks, interleaved x y into `xy` (at most `capacity` points); returns how
-// many the model has. The one place the predictor runs, under the process-wide lock.
+// many the model has.
 static int predict_landmarks(const sl_face_landmarker &landmarker, const LumaView &image, const dlib::rectangle &face,
                              long *xy, int capacity) {
-    const std::lock_guard<std::mutex> one_at_a_time(blas_calls);
-    const auto shape = landmarker.predictor(image, face);
-    const int count = static_cast<int>(shape.num_parts());
+    const auto parts = landmarker(image, face);
+    const int count = static_cast<int>(parts.size());
     for (int i = 0; i < count && i < capacity; ++i) {
-        xy[2 * i] = shape.part(i).x();
-        xy[2 * i + 1] = shape.part(i).y();
+        xy[2 * i] = parts[i].x();
+        xy[2 * i + 1] = parts[i].y();
     }
     return count;
 }
@@ -112,7 +163,7 @@ extern "C" int sl_face_landmarker_run_faces(sl_face_landmarker *landmarker, cons
     }
     return guarded<int>(error, error_capacity, -1, [&] {
         const LumaView image{pixels, height, width, static_cast<long>(bytes_per_row)};
-        const int parts = static_cast<int>(landmarker->predictor.num_parts());
+        const int parts = static_cast<int>(landmarker->num_parts());
         if (parts > points_per_face) return parts;
         for (int i = 0; i < face_count; ++i) {
             const auto &face = faces[i];

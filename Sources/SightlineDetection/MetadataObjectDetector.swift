@@ -9,16 +9,50 @@ import SightlineCore
 public protocol MetadataObjectDetector: SendableMetatype {
     associatedtype Object: MetadataObject
     func objects(in frame: VideoFrame) throws -> [Object]
+
+    /// How many frames the detector wants to be told of before it is asked for the objects
+    /// of the first of them, to start work on some early. 0 (the default): none.
+    var framesAhead: Int { get }
+
+    /// A frame whose objects will be asked for, told as it arrives, in capture order, on the
+    /// output's queue, while `objects(in:)` may be running for an earlier frame on another.
+    /// Only called when `framesAhead` > 0.
+    func frameArrived(_ frame: VideoFrame)
+
+    /// `objects(in:)` in two steps: what detecting the next frame depends on, done when
+    /// called (finding the faces tracking carries on), and the rest, returned to be done on
+    /// another queue while the next frame is detected (their landmarks). Only called when
+    /// `framesAhead` > 0. Default: everything in the first step.
+    func objectsInTwoSteps(in frame: VideoFrame) throws -> () throws -> [Object]
+}
+
+extension MetadataObjectDetector {
+    public var framesAhead: Int { 0 }
+    public func frameArrived(_ frame: VideoFrame) {}
+    public func objectsInTwoSteps(in frame: VideoFrame) throws -> () throws -> [Object] {
+        let objects = try objects(in: frame)
+        return { objects }
+    }
 }
 
 extension FaceDetector: MetadataObjectDetector {
-    public func objects(in frame: VideoFrame) throws -> [FaceObject] {
-        let faces = try detectTracking(in: frame.pixels, frameDuration: frame.duration)
-        let landmarks = try landmarker.map { try self.landmarks(of: faces, in: frame.pixels, by: $0) }
-        return faces.enumerated().map { index, face in
-            face.faceObject(
-                imageWidth: frame.pixels.width, imageHeight: frame.pixels.height, time: frame.time,
-                duration: frame.duration, landmarks: landmarks?[index])
+    public var framesAhead: Int { fullScansAhead?.framesAhead ?? 0 }
+
+    public func frameArrived(_ frame: VideoFrame) { fullScansAhead?.frameArrived(frame) }
+
+    public func objects(in frame: VideoFrame) throws -> [FaceObject] { try objectsInTwoSteps(in: frame)() }
+
+    /// The faces now (tracking carries them on to the next frame), their landmarks later.
+    public func objectsInTwoSteps(in frame: VideoFrame) throws -> () throws -> [FaceObject] {
+        let faces = try detectTracking(
+            in: frame.pixels, frameDuration: frame.duration, fullScan: fullScansAhead?.fullScan(of: frame))
+        return { [landmarker] in
+            let landmarks = try landmarker?.landmarks(of: faces, in: frame.pixels)
+            return faces.enumerated().map { index, face in
+                face.faceObject(
+                    imageWidth: frame.pixels.width, imageHeight: frame.pixels.height, time: frame.time,
+                    duration: frame.duration, landmarks: landmarks?[index])
+            }
         }
     }
 }

@@ -312,6 +312,7 @@ public final class AnalysisPipeline: Service, Sendable {
                 "detect": "\(detections.joined(separator: ","))", "analysis": "\(analysisMode.rawValue)",
                 "simd": "\(FaceDetector.instructionSet)",
                 "frames-at-once": "\(faces?.framesAtOnce ?? 1)",
+                "full-scans-ahead": "\(faces?.framesAhead ?? 0 > 0)",
                 "full-scan-interval": "\(configuration.detector.fullScanInterval)",
                 "motion-gate": "\(configuration.detector.motionGate)",
             ])
@@ -391,15 +392,24 @@ public final class AnalysisPipeline: Service, Sendable {
 
     /// The face detectors: for a file analysed whole, scanning each frame whole, one per
     /// thread, each detecting a frame of its own at the same time, so the cores never wait
-    /// for each other within a frame; otherwise one that spreads each frame over the
-    /// threads, for a live source's latency and because tracking and the motion gate start
-    /// each frame from the one before.
+    /// for each other within a frame; tracking a file analysed whole, one whose full scans
+    /// are made ahead on a thread of their own; otherwise one that spreads each frame over
+    /// the threads, for a live source's latency and because tracking and the motion gate
+    /// start each frame from the one before.
     private static func faceDetectors(_ configuration: FaceDetector.Configuration, analysingWholeFile: Bool) throws
         -> [FaceDetector]
     {
         let configuration = try configuration.validated()
-        guard analysingWholeFile, configuration.fullScanInterval == 1, !configuration.motionGate else {
+        guard analysingWholeFile, configuration.threads > 1, !configuration.motionGate else {
             return [try FaceDetector(configuration: configuration)]
+        }
+        if configuration.fullScanInterval > 1 {
+            // Tracking: one detector in capture order, its full scans made ahead on threads of their own.
+            var tracking = configuration
+            tracking.threads -= FullScansAhead.threads(of: configuration)
+            let detector = try FaceDetector(configuration: tracking)
+            detector.fullScansAhead = try FullScansAhead(for: configuration)
+            return [detector]
         }
         var oneThread = configuration
         oneThread.threads = 1

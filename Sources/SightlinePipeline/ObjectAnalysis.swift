@@ -13,15 +13,19 @@ import Synchronization
 /// Everything but `timing` runs on the output's serial queue, which owns the tracker and the
 /// annotator (identities of faces), and the detector when there is one; their time is in
 /// `timing`. With several detectors, successive frames are detected at the same time, each
-/// on its detector's own queue (frame-level parallelism, for a file analysed whole), and
-/// the output's queue tracks and publishes them in capture order.
+/// by whichever detector is free first, on its own queue (frame-level parallelism, for a
+/// file analysed whole), and the output's queue tracks and publishes them in capture order.
 public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOutputDelegate, @unchecked Sendable {
     public typealias Object = Detector.Object
 
-    private let lanes: [DetectionLane<Detector>]
-    /// Frames given to a lane and not yet published, oldest first; at most one per lane.
+    private let lanes: DetectionLanes<Detector>
+    /// Frames given to the lanes and not yet published, oldest first, at most `framesInFlight`.
     private var inFlight: [DetectionJob<Object>] = []
-    private var nextLane = 0
+    /// Two per lane, so that a lane that finishes before the oldest frame has the next one
+    /// waiting; twice as many as a detector wants told of ahead, and the one it detects (a
+    /// full scan made ahead then has time to spare when another takes longer). 1: each frame
+    /// is detected on the output's queue as it comes.
+    private let framesInFlight: Int
     private let tracker = ObjectTracker<Object>()
     private let annotator: (any TrackedObjectAnnotator<Object>)?
     private let publisher: Publisher
@@ -43,7 +47,9 @@ public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOu
         sourceID: String, logger: Logger
     ) {
         precondition(!detectors.isEmpty, "an analysis needs a detector")
-        lanes = detectors.enumerated().map { DetectionLane(detector: $1, index: $0, of: detectors.count) }
+        lanes = DetectionLanes(detectors: detectors)
+        let ahead = detectors.map(\.framesAhead).max() ?? 0
+        framesInFlight = detectors.count > 1 || ahead > 0 ? max(2 * detectors.count, 2 * ahead + 1) : 1
         self.annotator = annotator
         self.publisher = publisher
         self.sourceID = sourceID
@@ -55,23 +61,27 @@ public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOu
     }
 
     /// How many frames are detected at the same time: the detectors. Any thread.
-    public var framesAtOnce: Int { lanes.count }
+    public var framesAtOnce: Int { lanes.detectors.count }
+
+    /// How many frames the detector is told of before it detects them (full scans made ahead). Any thread.
+    public var framesAhead: Int { lanes.detectors.map(\.framesAhead).max() ?? 0 }
 
     /// Detection time of every analysed frame. Any thread.
     public var timing: TimingCounters { timingState.withLock { $0 } }
 
     public func frameDataOutput(_ output: FrameDataOutput, didOutput frame: VideoFrame) {
-        guard lanes.count > 1 else {
+        guard framesInFlight > 1 else {
             let started = ContinuousClock.now
-            publishObjects(lanes[0].detect(frame), in: frame, detectedIn: ContinuousClock.now - started)
+            let detected = Result { try lanes.detectors[0].objects(in: frame) }
+            publishObjects(detected, in: frame, detectedIn: ContinuousClock.now - started)
             return
         }
+        for detector in lanes.detectors where detector.framesAhead > 0 { detector.frameArrived(frame) }
         let job = DetectionJob<Object>(frame: frame)
-        lanes[nextLane].start(job)
-        nextLane = (nextLane + 1) % lanes.count
+        lanes.start(job)
         inFlight.append(job)
-        // Every lane busy: the oldest frame is published before another is taken.
-        if inFlight.count == lanes.count { publishWhenDetected(inFlight.removeFirst()) }
+        // As many frames in flight as there may be: the oldest is published before another is taken.
+        if inFlight.count == framesInFlight { publishWhenDetected(inFlight.removeFirst()) }
     }
 
     /// Waits for a lane's frame, then publishes it.
@@ -148,47 +158,76 @@ public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOu
     }
 }
 
-/// A detector and the queue it detects on.
-final class DetectionLane<Detector: MetadataObjectDetector>: @unchecked Sendable {
-    private let detector: Detector
-    private let queue: DispatchQueue
+/// Detectors, each with a queue of its own, and the frames waiting for one: a frame goes to
+/// whichever detector is free first, so a frame that takes longer holds up only its lane.
+/// A detector told of frames ahead (tracking) finishes each frame's objects on a queue of
+/// their own, while it goes on to the next frame.
+final class DetectionLanes<Detector: MetadataObjectDetector>: @unchecked Sendable {
+    let detectors: [Detector]
+    private let queues: [DispatchQueue]
+    private let finishing: DispatchQueue?
+    /// Frames no lane has taken yet, oldest first, and the lanes with nothing to do.
+    private let waiting: Mutex<(jobs: [DetectionJob<Detector.Object>], idleLanes: [Int])>
 
-    init(detector: Detector, index: Int, of count: Int) {
-        self.detector = detector
-        queue = DispatchQueue(label: "sightline.detect.\(index + 1)-of-\(count)")
+    init(detectors: [Detector]) {
+        self.detectors = detectors
+        queues = detectors.indices.map { DispatchQueue(label: "sightline.detect.\($0 + 1)-of-\(detectors.count)") }
+        finishing =
+            detectors.contains { $0.framesAhead > 0 } ? DispatchQueue(label: "sightline.detect.finishing") : nil
+        waiting = Mutex(([], Array(detectors.indices.reversed())))
     }
 
-    /// Detects on the caller's thread (the only lane: the output's queue).
-    func detect(_ frame: VideoFrame) -> Result<[Detector.Object], Error> {
-        Result { try detector.objects(in: frame) }
-    }
-
-    /// Detects on the lane's queue; `job` says when it is done.
+    /// Gives `job` to an idle lane, or leaves it for the first lane that comes free. Any thread.
     func start(_ job: DetectionJob<Detector.Object>) {
-        queue.async { [self] in
-            let started = ContinuousClock.now
-            let result = detect(job.frame)
-            job.complete(result, after: ContinuousClock.now - started)
+        let idleLane = waiting.withLock { waiting -> Int? in
+            if let lane = waiting.idleLanes.popLast() { return lane }
+            waiting.jobs.append(job)
+            return nil
+        }
+        if let idleLane { run(job, on: idleLane) }
+    }
+
+    /// Detects `job` on the lane's queue, then the frames left waiting, until there are none.
+    private func run(_ job: DetectionJob<Detector.Object>, on lane: Int) {
+        queues[lane].async { [self] in
+            var next: DetectionJob<Detector.Object>? = job
+            while let job = next {
+                detect(job, on: lane)
+                next = waiting.withLock { waiting in
+                    if waiting.jobs.isEmpty {
+                        waiting.idleLanes.append(lane)
+                        return nil
+                    }
+                    return waiting.jobs.removeFirst()
+                }
+            }
+        }
+    }
+
+    /// Detects `job`'s frame on the lane's queue; completes it there or on `finishing`.
+    private func detect(_ job: DetectionJob<Detector.Object>, on lane: Int) {
+        let started = ContinuousClock.now
+        guard let finishing, detectors[lane].framesAhead > 0 else {
+            job.complete(Result { try detectors[lane].objects(in: job.frame) }, after: ContinuousClock.now - started)
+            return
+        }
+        do {
+            nonisolated(unsafe) let rest = try detectors[lane].objectsInTwoSteps(in: job.frame)
+            finishing.async { job.complete(Result { try rest() }, after: ContinuousClock.now - started) }
+        } catch {
+            job.complete(.failure(error), after: ContinuousClock.now - started)
         }
     }
 }
 
 /// One frame detected on a lane, waited for on the output's queue.
-final class DetectionJob<Object>: @unchecked Sendable {
+final class DetectionJob<Object>: Sendable {
     let frame: VideoFrame
-    private let done = DispatchSemaphore(value: 0)
-    /// Written on the lane before `done` is signalled, read after it is waited for.
-    private var outcome: (Result<[Object], Error>, Duration)?
+    private let outcome = PendingResult<(Result<[Object], Error>, Duration)>()
 
     init(frame: VideoFrame) { self.frame = frame }
 
-    func complete(_ result: Result<[Object], Error>, after elapsed: Duration) {
-        outcome = (result, elapsed)
-        done.signal()
-    }
+    func complete(_ result: Result<[Object], Error>, after elapsed: Duration) { outcome.complete((result, elapsed)) }
 
-    func wait() -> (Result<[Object], Error>, Duration) {
-        done.wait()
-        return outcome!
-    }
+    func wait() -> (Result<[Object], Error>, Duration) { outcome.wait() }
 }

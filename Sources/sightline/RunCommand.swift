@@ -119,8 +119,9 @@ final class EventPrinter: Service, @unchecked Sendable {
             var sawFinalStatus = false
             while !(stop.isRequested && (sawFinalStatus || ContinuousClock.now - idleSince > .seconds(2))) {
                 guard let received = try subscriber.receive(timeout: .milliseconds(50)) else { continue }
-                idleSince = .now
                 printLine(received.json)
+                // After the write: a reader slow to take standard output is not silence.
+                idleSince = .now
                 if let state = received.message.status?.state, state == .stopped || state == .failed {
                     sawFinalStatus = true
                 }

@@ -2,6 +2,7 @@ import Foundation
 import SightlineCore
 import SightlineDetection
 import SightlineSamples
+import Synchronization
 import Testing
 
 @Suite struct RegionTrackingTests {
@@ -83,7 +84,7 @@ import Testing
         #expect(tracking.scans.full == 40 && tracking.scans.regions == 0)
     }
 
-    /// The faces' landmarks spread over the detector's threads are the landmarker's own.
+    /// All faces' landmarks in one call are each face's own, found one by one.
     @Test func landmarksOfAllFacesMatchOneByOne() throws {
         let (landmarker, _) = try FaceModelFixtures.loadModels()
         let detector = try FaceDetector(configuration: .init(adjustThreshold: -0.5, threads: 3))
@@ -91,10 +92,35 @@ import Testing
         for frame in try sampleFrames().enumerated().filter({ $0.offset % 25 == 0 }).map(\.element) {
             let found = try detector.detect(in: frame.pixels)
             faces += found.count
-            let together = try detector.landmarks(of: found, in: frame.pixels, by: landmarker)
+            let together = try landmarker.landmarks(of: found, in: frame.pixels)
             #expect(try together == found.map { try landmarker.landmarks(of: $0, in: frame.pixels) })
         }
         #expect(faces > 5)
+    }
+
+    /// Detectors share one landmarker: the landmarks three threads compute with it at the same
+    /// time, over and over, are the ones one thread computes alone.
+    @Test func landmarksOnManyThreadsAtOnceAreOneThreadsLandmarks() throws {
+        let (landmarker, _) = try FaceModelFixtures.loadModels()
+        let alone = try FaceDetector(configuration: .init(adjustThreshold: -0.5))
+        let frames = try sampleFrames().enumerated().filter { $0.offset % 25 == 0 }.map(\.element)
+        let faces = try frames.map { try alone.detect(in: $0.pixels) }
+        let expected = try zip(frames, faces).map { try landmarker.landmarks(of: $1, in: $0.pixels) }
+        try #require(faces.joined().count > 5)
+
+        let threads = 3
+        nonisolated(unsafe) let shared = landmarker
+        nonisolated(unsafe) let pixels = frames.map(\.pixels)
+        let mismatches = Mutex(0)
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            for _ in 0..<20 {
+                for (index, frame) in pixels.enumerated() {
+                    let landmarks = try? shared.landmarks(of: faces[index], in: frame)
+                    if landmarks != expected[index] { mismatches.withLock { $0 += 1 } }
+                }
+            }
+        }
+        #expect(mismatches.withLock { $0 } == 0)
     }
 }
 

@@ -92,9 +92,11 @@ let logger = Logger(label: "test")
 
     /// Runs sightline; `signal` is sent once, if given, `after` seconds counted from its
     /// first output (a busy machine can take seconds to start it).
-    func sightline(_ arguments: [String], timeout: TimeInterval = 30, signal: (Int32, after: TimeInterval)? = nil)
-        throws -> Outcome
-    {
+    /// `stdoutReadAfter`: standard output is left unread for that long, as a slow reader would.
+    func sightline(
+        _ arguments: [String], timeout: TimeInterval = 30, signal: (Int32, after: TimeInterval)? = nil,
+        stdoutReadAfter: TimeInterval = 0
+    ) throws -> Outcome {
         let process = Process()
         var url = Self.executable
         // In `swift test` the test runner's argv[0] is the xctest bundle or swift-testing helper.
@@ -112,8 +114,9 @@ let logger = Logger(label: "test")
         let stdoutData = Collected()
         let stderrData = Collected()
         let readers = DispatchGroup()
-        for (pipe, sink) in [(out, stdoutData), (err, stderrData)] {
+        for (pipe, sink, delay) in [(out, stdoutData, stdoutReadAfter), (err, stderrData, 0)] {
             DispatchQueue.global().async(group: readers) {
+                if delay > 0 { Thread.sleep(forTimeInterval: delay) }
                 while case let data = pipe.fileHandleForReading.availableData, !data.isEmpty {
                     sink.data.withLock { $0.append(data) }
                 }
@@ -238,11 +241,14 @@ let logger = Logger(label: "test")
         #expect(detect.delivered + detect.droppedTotal == counters.framesIn)
     }
 
-    /// The main command on the bundled sample, printing what it publishes.
-    @Test func runPrintsItsEvents() throws {
+    /// The main command on the bundled sample, printing what it publishes, all of it even to
+    /// a reader that leaves it waiting longer than the run takes (the pipe fills after about
+    /// 80 messages).
+    @Test(arguments: [0, 6] as [TimeInterval])
+    func runPrintsItsEvents(readAfter: TimeInterval) throws {
         let outcome = try sightline(
             ["run", "--print", "--every-frame", "--publish", "tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())"],
-            timeout: 60)
+            timeout: 60, stdoutReadAfter: readAfter)
         #expect(outcome.status == 0, "\(outcome.stderrLines)")
         let lines = outcome.stdout.split(separator: "\n")
         let messages = try lines.map { try JSONDecoder().decode(Message.self, from: Data($0.utf8)) }
@@ -274,14 +280,16 @@ let logger = Logger(label: "test")
     }
 
     /// A file analysed whole detects successive frames at the same time, one per detector
-    /// thread: what it publishes is exactly what one thread publishes (boxes, landmarks,
-    /// IDs, events, times), in the same order; the start line says how many frames at once.
-    @Test func framesDetectedAtOnceArePublishedAsOneThreadPublishesThem() throws {
+    /// thread, and tracking it makes its full scans ahead on a thread of their own: what it
+    /// publishes is exactly what one thread publishes (boxes, landmarks, IDs, events,
+    /// times), in the same order; the start line says which.
+    @Test(arguments: [1, 5])
+    func framesDetectedAtOnceArePublishedAsOneThreadPublishesThem(fullScanInterval: Int) throws {
         func run(threads: Int) throws -> (messages: [Message], stderr: [String]) {
             let outcome = try sightline(
                 [
-                    "run", "--print", "--detector-threads", "\(threads)", "--publish",
-                    "tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())",
+                    "run", "--print", "--detector-threads", "\(threads)", "--full-scan-interval",
+                    "\(fullScanInterval)", "--publish", "tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())",
                 ], timeout: 120)
             #expect(outcome.status == 0, "\(outcome.stderrLines)")
             let messages = try outcome.stdout.split(separator: "\n").map {
@@ -297,9 +305,14 @@ let logger = Logger(label: "test")
         }
         let one = try run(threads: 1)
         let three = try run(threads: 3)
-        #expect(one.stderr.contains { $0.contains("frames-at-once=1") })
-        #expect(three.stderr.contains { $0.contains("frames-at-once=3") })
-        #expect(one.messages.filter { $0.kind == .faces && !$0.faces!.isEmpty }.count == 294)
+        let tracking = fullScanInterval > 1
+        #expect(one.stderr.contains { $0.contains("frames-at-once=1") && $0.contains("full-scans-ahead=false") })
+        #expect(
+            three.stderr.contains {
+                $0.contains("frames-at-once=\(tracking ? 1 : 3)") && $0.contains("full-scans-ahead=\(tracking)")
+            })
+        let withFaces = one.messages.filter { $0.kind == .faces && !$0.faces!.isEmpty }.count
+        #expect(tracking ? withFaces > 280 : withFaces == 294)
         #expect(one.messages.count == three.messages.count)
         let differing = zip(one.messages, three.messages).enumerated().filter { $1.0 != $1.1 }.map(\.offset)
         #expect(differing.isEmpty, "messages \(differing.prefix(5)) of \(one.messages.count) differ")

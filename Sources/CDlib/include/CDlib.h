@@ -73,7 +73,7 @@ void sl_face_landmarker_destroy(sl_face_landmarker *landmarker);
 /// single-channel image read in place, exactly as the Python binding's
 /// `shape_predictor(img, rect)` returns them: whole pixels, interleaved x y in `xy`.
 /// Writes at most `capacity` points and returns how many the model has, or -1.
-/// Not thread-safe: one landmarker per thread.
+/// Any thread, as `sl_face_landmarker_run_faces`.
 int sl_face_landmarker_run(sl_face_landmarker *landmarker, const uint8_t *pixels, int width, int height,
                            ptrdiff_t bytes_per_row, long left, long top, long right, long bottom, long *xy,
                            int capacity, char *error, size_t error_capacity);
@@ -81,8 +81,9 @@ int sl_face_landmarker_run(sl_face_landmarker *landmarker, const uint8_t *pixels
 /// The landmarks of each of `faces` (as the detector found them in this image), one face
 /// after another: face i's points go to `xy[2 * points_per_face * i …]`. Returns the points
 /// per face (more than `points_per_face`: nothing written, call again with room), or -1
-/// with a message in `error`. Any thread, with a landmarker shared between threads: calls
-/// into dlib's linear algebra are made one at a time across the process.
+/// with a message in `error`. Any thread, with a landmarker shared between threads: the
+/// landmarker is only read, and the steps dlib hands to LAPACK are made one at a time
+/// across the process.
 int sl_face_landmarker_run_faces(sl_face_landmarker *landmarker, const uint8_t *pixels, int width, int height,
                                  ptrdiff_t bytes_per_row, const sl_face_detection *faces, int face_count,
                                  long *xy, int points_per_face, char *error, size_t error_capacity);

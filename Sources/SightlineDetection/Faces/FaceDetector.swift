@@ -116,10 +116,13 @@ public final class FaceDetector {
     public let configuration: Configuration
     /// Finds each detected face's landmarks when set (the model is optional).
     public var landmarker: FaceLandmarker?
+    /// Makes this tracking detector's full scans ahead, on a detector of their own, when set
+    /// (a file analysed whole). Its frames are then told of on another queue
+    /// (`frameArrived(_:)`), which touches only this.
+    public var fullScansAhead: FullScansAhead?
     private let handle: OpaquePointer
     private var results = [sl_face_detection](repeating: sl_face_detection(), count: 64)
     private var regions: [sl_face_region] = []
-    private var landmarkPoints: [Int] = []
     /// Analysed frames since the last full scan, and the faces the last scan found.
     private var framesSinceFullScan = 0
     private var tracked: [TrackedFace] = []
@@ -192,15 +195,18 @@ public final class FaceDetector {
     /// `frameDuration` sets how far around a face is looked: as far as a face moving three
     /// of its widths a second goes in a frame, and a quarter of its width at least. With the
     /// motion gate on, a frame where nothing moved is not scanned and the faces found last
-    /// are returned.
-    public func detectTracking(in pixels: PixelBuffer, frameDuration: MediaTime?) throws -> [FaceDetection] {
+    /// are returned. `fullScan`: this frame's full scan when it was made ahead (used when the
+    /// frame is due one).
+    public func detectTracking(in pixels: PixelBuffer, frameDuration: MediaTime?, fullScan: [FaceDetection]? = nil)
+        throws -> [FaceDetection]
+    {
         if let motionGate, try !motionGate.moved(pixels) {
             scans.held += 1
             return lastFound
         }
         let faces: [FaceDetection]
         if framesSinceFullScan == 0 {
-            faces = try detect(in: pixels)
+            faces = try fullScan ?? detect(in: pixels)
             scans.full += 1
         } else {
             let seconds = frameDuration.map(\.seconds).flatMap { $0 > 0 ? $0 : nil } ?? 1.0 / 30
@@ -226,39 +232,6 @@ public final class FaceDetector {
             }
         }
         tracked = next
-    }
-
-    /// Each face's landmarks by `landmarker`.
-    public func landmarks(of faces: [FaceDetection], in pixels: PixelBuffer, by landmarker: FaceLandmarker) throws
-        -> [[PixelPoint]]
-    {
-        guard !faces.isEmpty else { return [] }
-        let luma = try pixels.requireLumaPlane()
-        let raw = faces.map {
-            sl_face_detection(
-                left: $0.left, top: $0.top, right: $0.right, bottom: $0.bottom, score: $0.score,
-                sub_detector: Int32($0.subDetector))
-        }
-        var pointsPerFace = 5
-        while true {
-            landmarkPoints = [Int](repeating: 0, count: 2 * pointsPerFace * faces.count)
-            let parts = Int(
-                sl_face_landmarker_run_faces(
-                    landmarker.handle, luma.baseAddress.assumingMemoryBound(to: UInt8.self),
-                    Int32(pixels.width), Int32(pixels.height), luma.bytesPerRow, raw, Int32(raw.count),
-                    &landmarkPoints, Int32(pointsPerFace), &errorBuffer, errorBuffer.count))
-            guard parts >= 0 else { throw SightlineError.detector(String(nulTerminated: errorBuffer)) }
-            if parts > pointsPerFace {
-                pointsPerFace = parts  // a 68-point model
-                continue
-            }
-            return faces.indices.map { face in
-                (0..<parts).map { p in
-                    let index = 2 * (face * pointsPerFace + p)
-                    return PixelPoint(x: landmarkPoints[index], y: landmarkPoints[index + 1])
-                }
-            }
-        }
     }
 
     private func detections(_ count: Int) -> [FaceDetection] {

@@ -15,9 +15,9 @@ public struct PixelPoint: Sendable, Hashable {
 
 /// dlib's shape predictor on the luma plane of a frame: the landmarks of a detected face.
 ///
-/// `landmarks(of:in:)` is not thread-safe: each instance belongs to one thread or serial
-/// queue. Face detectors given the same instance may use it at the same time: they read
-/// only dlib's model, which is immutable, with buffers of their own.
+/// `landmarks(of:in:)` of one face is not thread-safe: it belongs to one thread or serial
+/// queue. Of many faces, it is: face detectors share one instance, which they read only
+/// (dlib's model is immutable), with buffers of their own.
 public final class FaceLandmarker {
     let handle: OpaquePointer
     private var points = [Int](repeating: 0, count: 2 * 68)
@@ -51,6 +51,40 @@ public final class FaceLandmarker {
                 face.top, face.right, face.bottom, &points, Int32(points.count / 2), &errorBuffer, errorBuffer.count))
         guard count >= 0 else { throw SightlineError.detector(String(nulTerminated: errorBuffer)) }
         return (0..<min(count, points.count / 2)).map { PixelPoint(x: points[2 * $0], y: points[2 * $0 + 1]) }
+    }
+
+    /// Each of `faces`' landmarks, in a frame that has a luma plane. Any thread, at the same
+    /// time as any other call of this method (detectors share a landmarker): the C API takes
+    /// turns where dlib needs them, and the buffers are the call's own.
+    public func landmarks(of faces: [FaceDetection], in pixels: PixelBuffer) throws -> [[PixelPoint]] {
+        guard !faces.isEmpty else { return [] }
+        let luma = try pixels.requireLumaPlane()
+        let raw = faces.map {
+            sl_face_detection(
+                left: $0.left, top: $0.top, right: $0.right, bottom: $0.bottom, score: $0.score,
+                sub_detector: Int32($0.subDetector))
+        }
+        var error = [CChar](repeating: 0, count: 256)
+        var pointsPerFace = 5
+        while true {
+            var points = [Int](repeating: 0, count: 2 * pointsPerFace * faces.count)
+            let parts = Int(
+                sl_face_landmarker_run_faces(
+                    handle, luma.baseAddress.assumingMemoryBound(to: UInt8.self), Int32(pixels.width),
+                    Int32(pixels.height), luma.bytesPerRow, raw, Int32(raw.count), &points, Int32(pointsPerFace),
+                    &error, error.count))
+            guard parts >= 0 else { throw SightlineError.detector(String(nulTerminated: error)) }
+            if parts > pointsPerFace {
+                pointsPerFace = parts  // a 68-point model
+                continue
+            }
+            return faces.indices.map { face in
+                (0..<parts).map { p in
+                    let index = 2 * (face * pointsPerFace + p)
+                    return PixelPoint(x: points[index], y: points[index + 1])
+                }
+            }
+        }
     }
 
     /// dlib says "Error deserializing object of type …" for a file of the wrong kind.
