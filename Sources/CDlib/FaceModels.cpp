@@ -9,6 +9,7 @@
 
 #include "ShimSupport.h"
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -56,33 +57,53 @@ full_object_detection shape_from(const long *xy, int point_count) {
 }  // namespace
 
 // dlib's shape_predictor, deserialised as dlib does, with its walk of the regression trees
-// done here: dlib adds each tree's leaf to the shape through BLAS's saxpy, one library call
-// per tree (5,000 a face), which costs more than the walk; a plain loop adds the same floats
+// done here. dlib adds each tree's leaf to the shape through BLAS's saxpy, one library call
+// per tree (7,500 a face), which costs more than the walk; a plain loop adds the same floats
 // in the same order (saxpy with alpha 1 rounds x + y once, as `+=` does), and needs no lock.
+// The trees are laid out flat, each cascade's split nodes and leaves in one block (dlib keeps
+// every tree's, and every leaf, in a block of its own), because a run walks the 9 MB model
+// with it out of the cache: read in order, memory streams it.
 struct sl_face_landmarker {
     matrix<float, 0, 1> initial_shape;
-    std::vector<std::vector<impl::regression_tree>> forests;
     std::vector<std::vector<unsigned long>> anchor_idx;
     std::vector<std::vector<dlib::vector<float, 2>>> deltas;
 
+    // A split node as dlib's `split_feature`: left when pixel idx1 - pixel idx2 > thresh.
+    struct Split {
+        uint32_t idx1, idx2;
+        float thresh;
+    };
+    // One cascade's trees: tree t's nodes at splits[t * nodes …], its leaves (each
+    // `initial_shape.size()` floats) at leaves[t * (nodes + 1) * size …].
+    struct Forest {
+        size_t trees = 0, nodes = 0;
+        std::vector<Split> splits;
+        std::vector<float> leaves;
+    };
+    std::vector<Forest> forests;
+
     long num_parts() const { return initial_shape.size() / 2; }
 
-    // dlib's deserialize(shape_predictor&), into the same fields.
+    // dlib's deserialize(shape_predictor&), into the same fields, then laid out flat.
     friend void deserialize(sl_face_landmarker &model, std::istream &in) {
         int version = 0;
         dlib::deserialize(version, in);
         if (version != 1)
             throw serialization_error("Unexpected version found while deserializing dlib::shape_predictor.");
+        std::vector<std::vector<impl::regression_tree>> forests;
         dlib::deserialize(model.initial_shape, in);
-        dlib::deserialize(model.forests, in);
+        dlib::deserialize(forests, in);
         dlib::deserialize(model.anchor_idx, in);
         dlib::deserialize(model.deltas, in);
+        for (const auto &trees : forests) model.forests.push_back(flat(trees, model.initial_shape.size()));
     }
 
     // dlib's shape_predictor::operator()(img, rect), step for step.
     std::vector<point> operator()(const LumaView &image, const rectangle &face) const {
         matrix<float, 0, 1> shape = initial_shape;
         std::vector<float> feature_pixel_values;
+        std::vector<const float *> leaves;
+        const long size = shape.size();
         for (size_t cascade = 0; cascade < forests.size(); ++cascade) {
             {
                 // Aligning the mean shape to the current one and the face's box to the image
@@ -91,13 +112,23 @@ struct sl_face_landmarker {
                 impl::extract_feature_pixel_values(image, face, shape, initial_shape, anchor_idx[cascade],
                                                    deltas[cascade], feature_pixel_values);
             }
-            float *const values = &shape(0);
-            const long count = shape.size();
-            unsigned long leaf_index;
-            for (const auto &tree : forests[cascade]) {
-                const float *const leaf = &tree(feature_pixel_values, leaf_index)(0);
-                for (long i = 0; i < count; ++i) values[i] += leaf[i];
+            // Every tree's leaf first, each fetched while the next trees are walked (they read
+            // only the pixel values, not the shape), then the leaves added in tree order, as
+            // dlib adds them.
+            const Forest &forest = forests[cascade];
+            const float *const pixels = feature_pixel_values.data();
+            leaves.resize(forest.trees);
+            for (size_t t = 0; t < forest.trees; ++t) {
+                const Split *const nodes = &forest.splits[t * forest.nodes];
+                size_t i = 0;
+                while (i < forest.nodes)
+                    i = pixels[nodes[i].idx1] - pixels[nodes[i].idx2] > nodes[i].thresh ? 2 * i + 1 : 2 * i + 2;
+                leaves[t] = &forest.leaves[(t * (forest.nodes + 1) + i - forest.nodes) * size];
+                __builtin_prefetch(leaves[t]);
             }
+            float *const values = &shape(0);
+            for (const float *leaf : leaves)
+                for (long i = 0; i < size; ++i) values[i] += leaf[i];
         }
         const point_transform_affine to_image = unnormalizing_tform(face);
         std::vector<point> parts(num_parts());
@@ -106,6 +137,26 @@ struct sl_face_landmarker {
     }
 
   private:
+    // One cascade of dlib's trees, laid out flat. dlib's trainer makes every tree of a model
+    // as deep as the others; a model that is not is refused.
+    static Forest flat(const std::vector<impl::regression_tree> &trees, long size) {
+        Forest forest;
+        forest.trees = trees.size();
+        forest.nodes = trees.empty() ? 0 : trees[0].splits.size();
+        for (const auto &tree : trees) {
+            if (tree.splits.size() != forest.nodes || tree.leaf_values.size() != forest.nodes + 1)
+                throw serialization_error("shape predictor trees of different depths are not supported");
+            for (const auto &split : tree.splits)
+                forest.splits.push_back(
+                    {static_cast<uint32_t>(split.idx1), static_cast<uint32_t>(split.idx2), split.thresh});
+            for (const auto &leaf : tree.leaf_values) {
+                if (leaf.size() != size) throw serialization_error("a shape predictor leaf of the wrong size");
+                forest.leaves.insert(forest.leaves.end(), &leaf(0), &leaf(0) + size);
+            }
+        }
+        return forest;
+    }
+
     static point_transform_affine unnormalizing_tform(const rectangle &face) {
         const std::lock_guard<std::mutex> one_at_a_time(blas_calls);
         return impl::unnormalizing_tform(face);
