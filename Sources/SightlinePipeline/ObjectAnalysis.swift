@@ -48,8 +48,9 @@ public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOu
     ) {
         precondition(!detectors.isEmpty, "an analysis needs a detector")
         lanes = DetectionLanes(detectors: detectors)
-        let ahead = detectors.map(\.framesAhead).max() ?? 0
-        framesInFlight = detectors.count > 1 || ahead > 0 ? max(2 * detectors.count, 2 * ahead + 1) : 1
+        framesAhead = detectors.map(\.framesAhead).max() ?? 0
+        framesInFlight =
+            detectors.count > 1 || framesAhead > 0 ? max(2 * detectors.count, 2 * framesAhead + 1) : 1
         self.annotator = annotator
         self.publisher = publisher
         self.sourceID = sourceID
@@ -64,7 +65,7 @@ public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOu
     public var framesAtOnce: Int { lanes.detectors.count }
 
     /// How many frames the detector is told of before it detects them (full scans made ahead). Any thread.
-    public var framesAhead: Int { lanes.detectors.map(\.framesAhead).max() ?? 0 }
+    public let framesAhead: Int
 
     /// Detection time of every analysed frame. Any thread.
     public var timing: TimingCounters { timingState.withLock { $0 } }
