@@ -9,11 +9,13 @@
 // left until none is, extracts its features and runs the five filters over it; the
 // per-level results are then concatenated in level order and merged exactly as dlib does
 // (same sorts over the same sequences, same suppression), so boxes, scores and filter
-// indices are identical to the single-threaded detector's.
+// indices are identical to the single-threaded detector's. The pyramid (`ExactPyramid.h`)
+// and the filters (`SeparableFilters.h`) are dlib's arithmetic in faster code.
 #include <dlib/image_processing/frontal_face_detector.h>
 
 #include "CDlib.h"
 #include "ExactPyramid.h"
+#include "SeparableFilters.h"
 #include "ShimSupport.h"
 
 #include <algorithm>
@@ -124,7 +126,7 @@ class ParallelFaceScan {
 public:
     using Scanner = dlib::scan_fhog_pyramid<dlib::pyramid_down<6>>;
 
-    explicit ParallelFaceScan(int threads) : pool_(threads), saliency_(threads) {}
+    explicit ParallelFaceScan(int threads) : pool_(threads), filtering_(threads) {}
 
     // What `detector(img, dets, adjust_threshold)` returns, in the same order.
     template <typename image_type>
@@ -183,6 +185,12 @@ public:
 
 private:
     using Detections = std::vector<std::pair<double, dlib::rectangle>>;
+
+    // A thread's buffers for running the filters over a job's features.
+    struct Filtering {
+        SeparableFilters filters;
+        dlib::array2d<float> saliency;
+    };
 
     // One level, or a crop of one, to extract features from and run the filters over.
     struct Job {
@@ -328,9 +336,9 @@ private:
                 const unsigned long job = largest_first_[taken];
                 const Job &j = jobs_[job];
                 if (j.level == 0) {
-                    scan_job(detector, view(img, j.crop), job, adjust_threshold, saliency_[worker]);
+                    scan_job(detector, view(img, j.crop), job, adjust_threshold, filtering_[worker]);
                 } else {
-                    scan_job(detector, view(images_[j.level], j.crop), job, adjust_threshold, saliency_[worker]);
+                    scan_job(detector, view(images_[j.level], j.crop), job, adjust_threshold, filtering_[worker]);
                 }
             }
         });
@@ -350,7 +358,7 @@ private:
     // HOG features of one job's pixels, then every filter over them: detect_from_fhog_pyramid's
     // loop body for a level, with boxes placed back in the whole image.
     void scan_job(const dlib::frontal_face_detector &detector, const LumaView &image, unsigned long job,
-                  double adjust_threshold, dlib::array2d<float> &saliency) {
+                  double adjust_threshold, Filtering &filtering) {
         const Job &j = jobs_[job];
         const Scanner &scanner = detector.get_scanner();
         const auto &features = scanner.get_feature_extractor();
@@ -362,10 +370,11 @@ private:
         const dlib::point origin = j.crop.tl_corner();
         features(image, feats_[job], cell_size, window_height, window_width);
         dlib::pyramid_down<6> pyramid;
+        dlib::array2d<float> &saliency = filtering.saliency;
         for (unsigned long i = 0; i < detector.num_detectors(); ++i) {
             const double thresh = threshold(detector, i) + adjust_threshold;
             const auto area =
-                dlib::impl::apply_filters_to_fhog(detector.get_processed_w(i).get_detect_argument(), feats_[job], saliency);
+                filtering.filters.apply(detector.get_processed_w(i).get_detect_argument(), feats_[job], saliency);
             auto &found = found_[i][job];
             for (long r = area.top(); r <= area.bottom(); ++r) {
                 for (long c = area.left(); c <= area.right(); ++c) {
@@ -420,7 +429,7 @@ private:
     LumaView level0_{nullptr, 0, 0, 0};
     std::vector<dlib::rectangle> needed_;  // per level, what a region scan reads
     dlib::array<dlib::array<dlib::array2d<float>>> feats_;  // one per job
-    std::vector<dlib::array2d<float>> saliency_;  // one per thread
+    std::vector<Filtering> filtering_;  // one per thread
     std::vector<Job> jobs_;
     std::vector<std::pair<unsigned long, dlib::rectangle>> wanted_;  // (level, image area) per region
     std::vector<unsigned long> largest_first_;  // the jobs in the order they are taken

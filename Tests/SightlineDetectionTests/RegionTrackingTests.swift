@@ -19,6 +19,14 @@ import Testing
         }
     }
 
+    /// The filters' responses are dlib's, bit for bit, on every level (also the SSE2 build's).
+    @Test(arguments: [SampleMedia.faces640x480, SampleMedia.faces1280x720])
+    func filterResponsesAreDlibsBitForBit(clip: URL) throws {
+        for frame in try sampleFrames(clip).enumerated().filter({ $0.offset % 60 == 0 }).map(\.element) {
+            #expect(try FaceDetector.filterMismatches(in: frame.pixels) == 0)
+        }
+    }
+
     /// Scanning only around a face finds that face with the box, score and filter of the
     /// whole scan, at the image's edges too (faces entering and leaving the sample's pan).
     @Test(arguments: [(SampleMedia.faces640x480, 0), (SampleMedia.faces1280x720, 0), (SampleMedia.faces640x480, 1)])

@@ -60,6 +60,11 @@ int sl_face_detector_embedded_matches_dlib(void);
 /// differ from dlib's pyramid_down<6> of the same image, over all its levels.
 long sl_pyramid_mismatches(const uint8_t *pixels, int width, int height, ptrdiff_t bytes_per_row);
 
+/// For tests: how many saliency pixels of the detector's filters, over every level of the
+/// image's pyramid, differ in any bit from dlib's `apply_filters_to_fhog` (plus one for each
+/// output area that differs; -1 when the sizes differ).
+long sl_filter_mismatches(const uint8_t *pixels, int width, int height, ptrdiff_t bytes_per_row);
+
 /// dlib's shape predictor: the 5 landmarks of `shape_predictor_5_face_landmarks.dat`
 /// (two corners of each eye, the base of the nose), or the 68 of the iBUG model.
 typedef struct sl_face_landmarker sl_face_landmarker;

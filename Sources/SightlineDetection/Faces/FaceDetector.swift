@@ -270,6 +270,15 @@ public final class FaceDetector {
             luma.bytesPerRow)
     }
 
+    /// How many pixels of the detector's filter responses, over every level of the frame's
+    /// pyramid, differ in any bit from dlib's own `apply_filters_to_fhog`: 0.
+    public static func filterMismatches(in pixels: PixelBuffer) throws -> Int {
+        let luma = try pixels.requireLumaPlane()
+        return sl_filter_mismatches(
+            luma.baseAddress.assumingMemoryBound(to: UInt8.self), Int32(pixels.width), Int32(pixels.height),
+            luma.bytesPerRow)
+    }
+
     /// The CPUs this process may use (its affinity mask): the default number of threads.
     public static var availableCores: Int { Int(sl_available_cpus()) }
 
