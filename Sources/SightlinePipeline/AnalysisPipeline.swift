@@ -133,6 +133,8 @@ public final class AnalysisPipeline: Service, Sendable {
         let barcodeDetector =
             try configuration.detect.contains(.barcodes)
             ? BarcodeDetector(configuration: configuration.barcodes) : nil
+        for detector in faceDetectors { try detector.prepare(for: source.input) }
+        try barcodeDetector?.prepare(for: source.input)
         publisher = try Publisher(
             endpoint: configuration.publish, alsoBind: configuration.alsoPublish,
             allowRemote: configuration.allowRemote, curve: configuration.curve,

@@ -79,6 +79,30 @@ import Testing
         #expect(Double(matched) / Double(found) >= 0.99, "precision \(matched) of \(found)")
     }
 
+    /// Preparing a tracking detector for the frames' size, as the pipeline does before the
+    /// first frame, changes nothing it finds or counts: its faces, with their landmarks, are
+    /// an unprepared detector's, frame for frame and scan for scan.
+    @Test func preparingChangesNothingFound() throws {
+        let frames = try sampleFrames().prefix(30)
+        let (landmarker, _) = try FaceModelFixtures.loadModels()
+        let prepared = try FaceDetector(configuration: .init(fullScanInterval: 5))
+        let plain = try FaceDetector(configuration: .init(fullScanInterval: 5))
+        prepared.landmarker = landmarker
+        plain.landmarker = landmarker
+        let size = (width: frames[0].pixels.width, height: frames[0].pixels.height)
+        try prepared.prepare(
+            for: InputDescription(
+                url: "sample", width: size.width, height: size.height, pixelFormat: "yuv420p", frameRate: 30))
+        var faces = 0
+        for frame in frames {
+            let found = try prepared.objects(in: frame)
+            faces += found.count
+            #expect(try found == plain.objects(in: frame))
+        }
+        #expect(faces > 20)
+        #expect(prepared.scans == plain.scans && prepared.scans.full == 6)
+    }
+
     /// Every frame scanned whole with the default interval: exactly `detect(in:)`.
     @Test func intervalOneIsAFullScanEveryFrame() throws {
         let frames = try sampleFrames().prefix(40)
