@@ -27,8 +27,9 @@ public protocol MetadataObjectDetector: SendableMetatype {
 
     /// Makes ready, before the first frame, what detecting frames of this size needs (buffers,
     /// threads' first work), so that the first frames are detected as fast as the rest: a
-    /// live source's first events keep their latency. Called once, on the thread that builds
-    /// the pipeline, before any other requirement. Default: nothing.
+    /// live source's first events keep their latency. Called at most once, on the thread that
+    /// builds the pipeline, before any other requirement; not for a file analysed whole.
+    /// Default: nothing.
     func prepare(for input: InputDescription) throws
 }
 

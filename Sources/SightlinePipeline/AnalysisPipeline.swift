@@ -123,18 +123,23 @@ public final class AnalysisPipeline: Service, Sendable {
         let isLive = file.map { $0.isNetworkStream || configuration.sourceOptions.realtime } ?? true
         let discardLateFrames = configuration.discardLateFrames ?? isLive
         analysisMode = discardLateFrames ? .dropLate : .everyFrame
+        let analysingWholeFile = !isLive && !discardLateFrames
         // Detectors check their settings before anything is bound, so a bad option is the
         // error reported, not a busy port.
         let faceDetectors =
             try configuration.detect.contains(.faces)
-            ? Self.faceDetectors(configuration.detector, analysingWholeFile: !isLive && !discardLateFrames) : []
+            ? Self.faceDetectors(configuration.detector, analysingWholeFile: analysingWholeFile) : []
         let identification =
             faceDetectors.isEmpty ? nil : try Self.loadFaceModels(into: faceDetectors, configuration, logger)
         let barcodeDetector =
             try configuration.detect.contains(.barcodes)
             ? BarcodeDetector(configuration: configuration.barcodes) : nil
-        for detector in faceDetectors { try detector.prepare(for: source.input) }
-        try barcodeDetector?.prepare(for: source.input)
+        // Where frames keep time, the first ones are detected as fast as the rest; a file
+        // analysed whole has no latency to keep and skips the blank scans.
+        if !analysingWholeFile {
+            for detector in faceDetectors { try detector.prepare(for: source.input) }
+            try barcodeDetector?.prepare(for: source.input)
+        }
         publisher = try Publisher(
             endpoint: configuration.publish, alsoBind: configuration.alsoPublish,
             allowRemote: configuration.allowRemote, curve: configuration.curve,

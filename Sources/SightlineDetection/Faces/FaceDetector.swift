@@ -264,17 +264,21 @@ public final class FaceDetector {
     /// How many pixels of the image pyramid the detector builds differ from dlib's own
     /// `pyramid_down<6>` of the frame (built whole, by bands and by rectangles): 0.
     public static func pyramidMismatches(in pixels: PixelBuffer) throws -> Int {
-        let luma = try pixels.requireLumaPlane()
-        return sl_pyramid_mismatches(
-            luma.baseAddress.assumingMemoryBound(to: UInt8.self), Int32(pixels.width), Int32(pixels.height),
-            luma.bytesPerRow)
+        try mismatches(in: pixels, counted: sl_pyramid_mismatches)
     }
 
     /// How many pixels of the detector's filter responses, over every level of the frame's
     /// pyramid, differ in any bit from dlib's own `apply_filters_to_fhog`: 0.
     public static func filterMismatches(in pixels: PixelBuffer) throws -> Int {
+        try mismatches(in: pixels, counted: sl_filter_mismatches)
+    }
+
+    /// Runs one of the shim's checks against dlib on the frame's luma plane.
+    private static func mismatches(
+        in pixels: PixelBuffer, counted: (UnsafePointer<UInt8>, Int32, Int32, Int) -> Int
+    ) throws -> Int {
         let luma = try pixels.requireLumaPlane()
-        return sl_filter_mismatches(
+        return counted(
             luma.baseAddress.assumingMemoryBound(to: UInt8.self), Int32(pixels.width), Int32(pixels.height),
             luma.bytesPerRow)
     }
