@@ -64,8 +64,8 @@ public final class MediaFileSource: FrameSource {
     private var loopOffset: Int64 = 0
     private var lastPts: Int64 = 0
     private var frameDuration: Int64 = 0
-    private var firstPts: Int64?
-    private var paceStart: ContinuousClock.Instant?
+    /// Set when frames are paced (`realtime`).
+    private var pacing: FramePacing?
 
     public init(url: String, options: Options = Options()) throws {
         self.url = url
@@ -115,6 +115,11 @@ public final class MediaFileSource: FrameSource {
         input.audio = audio?.description
         if let frameRate = input.frameRate, frameRate > 0 {
             frameDuration = Int64((1 / frameRate / (Double(timeBase.num) / Double(timeBase.den))).rounded())
+        }
+        if options.realtime {
+            pacing = FramePacing(
+                tickSeconds: Double(timeBase.num) / Double(timeBase.den),
+                frameInterval: frameDuration > 0 ? .seconds(mediaTime(frameDuration).seconds) : nil)
         }
     }
 
@@ -206,6 +211,7 @@ public final class MediaFileSource: FrameSource {
 
     public func read() throws -> SourceRead {
         guard let decoder, let packet, let format else { return .end }
+        pacing?.waitToDecode(interrupted: { interrupt.isSet })
         while !interrupt.isSet {
             // Drain every frame the decoder has before feeding it more.
             let frame = spareFrame ?? av_frame_alloc()!
@@ -256,7 +262,7 @@ public final class MediaFileSource: FrameSource {
     private func rewind() throws {
         guard let format, let decoder else { return }
         loopOffset = lastPts + frameDuration
-        firstPts = nil
+        pacing?.restart()
         draining = false
         let seek = av_seek_frame(format, streamIndex, 0, AVSEEK_FLAG_BACKWARD)
         guard seek >= 0 else {
@@ -271,20 +277,22 @@ public final class MediaFileSource: FrameSource {
             return .skipped(reason: "corrupt")
         }
         var pts = frame.pointee.best_effort_timestamp
-        if pts == cffmpeg_nopts() { pts = firstPts.map { $0 + Int64(framesProduced) * frameDuration } ?? 0 }
+        if pts == cffmpeg_nopts() {
+            pts = pacing?.origin.map { $0.pts + Int64(framesProduced) * frameDuration } ?? 0
+        }
         let streamPts = pts
         pts += loopOffset
         lastPts = pts
         let time = mediaTime(pts)
         let duration = frameDuration > 0 ? mediaTime(frameDuration) : nil
 
-        if options.realtime { pace(streamPts) }
         let pixels = try pixelBuffer(for: owned)
+        let late = pacing?.waitUntilDue(pts: streamPts, interrupted: { interrupt.isSet }) ?? .zero
         defer { framesProduced += 1 }
         return .frame(
             VideoFrame(
-                pixels: pixels, time: time, duration: duration, wallClockNanoseconds: WallClock.nowNanoseconds(),
-                index: framesProduced))
+                pixels: pixels, time: time, duration: duration,
+                wallClockNanoseconds: WallClock.nowNanoseconds() - UInt64(late.seconds * 1e9), index: framesProduced))
     }
 
     /// The packet as Annex B, with the parameter sets in front of a key frame that lacks them.
@@ -303,21 +311,6 @@ public final class MediaFileSource: FrameSource {
         return EncodedVideoPacket(
             data: H264.annexB(units), presentationTime: mediaTime(pts), decodeTime: mediaTime(dts),
             duration: packet.pointee.duration > 0 ? mediaTime(packet.pointee.duration) : nil, isKeyFrame: isKey)
-    }
-
-    /// Sleeps until the frame's time relative to the first frame, as a camera would deliver it.
-    private func pace(_ pts: Int64) {
-        let clock = ContinuousClock()
-        guard let start = paceStart, let first = firstPts else {
-            paceStart = clock.now
-            firstPts = pts
-            return
-        }
-        let offset = Double(pts - first) * Double(timeBase.num) / Double(timeBase.den)
-        let deadline = start + .seconds(offset)
-        while clock.now < deadline && !interrupt.isSet {
-            Thread.sleep(forTimeInterval: min((deadline - clock.now).milliseconds / 1000, 0.05))
-        }
     }
 
     private func mediaTime(_ ticks: Int64) -> MediaTime {

@@ -1,0 +1,47 @@
+import Foundation
+import SightlineCore
+import SightlineSamples
+import Testing
+
+@testable import SightlineCapture
+
+/// Only lower bounds on time: a loaded machine can make every wait longer, never shorter.
+@Suite struct FramePacingTests {
+    @Test func decodingWaitsUntilALeadBeforeTheFrameIsDue() throws {
+        let clock = ContinuousClock()
+        let interval = Duration.milliseconds(100)
+        var pacing = FramePacing(tickSeconds: 1.0 / 30, frameInterval: interval)
+        pacing.waitToDecode(interrupted: { false })
+        #expect(pacing.waitUntilDue(pts: 0, interrupted: { false }) == .zero)  // the first is due at once
+        let origin = try #require(pacing.origin)
+        #expect(origin.pts == 0)
+
+        let lead = pacing.lead
+        #expect(lead >= .milliseconds(2) && lead <= interval)
+        pacing.waitToDecode(interrupted: { false })
+        #expect(clock.now >= origin.at + interval - lead)
+        _ = pacing.waitUntilDue(pts: 3, interrupted: { false })  // 3 ticks of 1/30 s: 100 ms in
+        #expect(clock.now >= origin.at + interval)
+
+        // Looped back to the start: timestamps begin again, one interval after the last frame.
+        pacing.restart()
+        pacing.waitToDecode(interrupted: { false })
+        _ = pacing.waitUntilDue(pts: 0, interrupted: { false })
+        #expect(clock.now >= origin.at + interval * 2)
+        #expect(pacing.origin?.pts == 0)
+
+        #expect(FramePacing(tickSeconds: 1.0 / 30, frameInterval: nil).lead == .zero)  // no frame rate: at once
+    }
+
+    /// A consumer that takes longer than a frame interval gets the next frame late; it is
+    /// stamped when it was due, so its lateness counts in capture-to-publish latency.
+    @Test func aLateFrameIsStampedWhenItWasDue() throws {
+        let source = try MediaFileSource(url: SampleMedia.faces640x480.path, options: .init(realtime: true))
+        guard case .frame(let first) = try source.read() else { throw SightlineError.detector("no frame") }
+        Thread.sleep(forTimeInterval: 0.5)
+        guard case .frame(let second) = try source.read() else { throw SightlineError.detector("no frame") }
+        let apart = Double(second.wallClockNanoseconds - first.wallClockNanoseconds) / 1e6
+        #expect(apart < 400)  // due 33 ms after the first; read 500 ms after it
+        #expect(second.index == first.index + 1)
+    }
+}
