@@ -49,6 +49,10 @@ struct sl_face_detector {
     std::vector<FaceRegion> regions;
 };
 
+void on_scan_threads(sl_face_detector *detector, const std::function<void(int)> &job) {
+    detector->scan.pool().run(job);
+}
+
 namespace {
 // Runs `detect` on the image the Python binding's path makes of `image` for `upsample` (one
 // pyramid_up into a buffer, more in place), then maps each box back down.

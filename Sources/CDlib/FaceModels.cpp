@@ -9,6 +9,7 @@
 
 #include "ShimSupport.h"
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -205,8 +206,8 @@ extern "C" int sl_face_landmarker_run(sl_face_landmarker *landmarker, const uint
 
 extern "C" int sl_face_landmarker_run_faces(sl_face_landmarker *landmarker, const uint8_t *pixels, int width,
                                             int height, ptrdiff_t bytes_per_row, const sl_face_detection *faces,
-                                            int face_count, long *xy, int points_per_face, char *error,
-                                            size_t error_capacity) {
+                                            int face_count, long *xy, int points_per_face,
+                                            sl_face_detector *threads_of, char *error, size_t error_capacity) {
     if (landmarker == nullptr || pixels == nullptr || width <= 0 || height <= 0 ||
         bytes_per_row < width || face_count < 0 || (face_count > 0 && (faces == nullptr || xy == nullptr))) {
         write_error(error, error_capacity, "invalid arguments to sl_face_landmarker_run_faces");
@@ -216,11 +217,19 @@ extern "C" int sl_face_landmarker_run_faces(sl_face_landmarker *landmarker, cons
         const LumaView image{pixels, height, width, static_cast<long>(bytes_per_row)};
         const int parts = static_cast<int>(landmarker->num_parts());
         if (parts > points_per_face) return parts;
-        for (int i = 0; i < face_count; ++i) {
-            const auto &face = faces[i];
-            predict_landmarks(*landmarker, image, dlib::rectangle(face.left, face.top, face.right, face.bottom),
-                              xy + 2L * points_per_face * i, parts);
-        }
+        // Each thread takes the next face until none is left; a face's points are the same on any.
+        std::atomic<int> next{0};
+        const auto each_face = [&](int) {
+            for (int i; (i = next.fetch_add(1)) < face_count;) {
+                const auto &face = faces[i];
+                predict_landmarks(*landmarker, image, dlib::rectangle(face.left, face.top, face.right, face.bottom),
+                                  xy + 2L * points_per_face * i, parts);
+            }
+        };
+        if (threads_of != nullptr && face_count > 1)
+            on_scan_threads(threads_of, each_face);
+        else
+            each_face(0);
         return parts;
     });
 }

@@ -128,6 +128,9 @@ public:
 
     explicit ParallelFaceScan(int threads) : pool_(threads), filtering_(threads) {}
 
+    // The scan's threads, for other work of the frame between scans (the faces' landmarks).
+    WorkerPool &pool() { return pool_; }
+
     // What `detector(img, dets, adjust_threshold)` returns, in the same order.
     template <typename image_type>
     void detect(const dlib::frontal_face_detector &detector, const image_type &img, double adjust_threshold,

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <functional>
 
 // Pixels of type `Pixel`, row after row `bytes_per_row` apart, read where they lie.
 template <typename Pixel> struct PixelView {
@@ -39,6 +40,11 @@ template <typename Pixel> inline void *image_data(PixelView<Pixel> &image) {
 template <typename Pixel> inline long width_step(const PixelView<Pixel> &image) { return image.bytes_per_row; }
 // Never resized: a view is an input only.
 template <typename Pixel> inline void set_image_size(PixelView<Pixel> &, long, long) {}
+
+struct sl_face_detector;
+// Calls job(0) … job(n - 1), one on each of the detector's scan threads (the caller's
+// included), and waits for all (FaceDetector.cpp).
+void on_scan_threads(sl_face_detector *detector, const std::function<void(int)> &job);
 
 // Copies a message into a caller's buffer, always terminated.
 inline void write_error(char *error, size_t capacity, const char *message) {

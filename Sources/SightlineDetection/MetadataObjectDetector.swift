@@ -48,8 +48,6 @@ extension FaceDetector: MetadataObjectDetector {
 
     public func frameArrived(_ frame: VideoFrame) { fullScansAhead?.frameArrived(frame) }
 
-    public func objects(in frame: VideoFrame) throws -> [FaceObject] { try objectsInTwoSteps(in: frame)() }
-
     /// Scans a blank frame of the input's size and finds landmarks in it: the first frame
     /// otherwise sizes the pyramid, the features and the filters' buffers, and was the slowest
     /// of a real-time run (41 ms at 1280x720 against a median of 20). Twice, because which
@@ -68,17 +66,36 @@ extension FaceDetector: MetadataObjectDetector {
         _ = try landmarker?.landmarks(of: [centre], in: blank)
     }
 
-    /// The faces now (tracking carries them on to the next frame), their landmarks later.
+    /// The faces, then their landmarks on the scan's threads, which are idle by then: a frame
+    /// with two faces has both faces' landmarks found at once.
+    public func objects(in frame: VideoFrame) throws -> [FaceObject] {
+        try Self.faceObjects(faces(in: frame), in: frame, landmarker: landmarker, sharingThreadsOf: self)
+    }
+
+    /// The faces now (tracking carries them on to the next frame), their landmarks later, on
+    /// the calling thread alone: the scan's threads are scanning the next frame by then.
     public func objectsInTwoSteps(in frame: VideoFrame) throws -> () throws -> [FaceObject] {
-        let faces = try detectTracking(
-            in: frame.pixels, frameDuration: frame.duration, fullScan: fullScansAhead?.fullScan(of: frame))
+        let faces = try faces(in: frame)
         return { [landmarker] in
-            let landmarks = try landmarker?.landmarks(of: faces, in: frame.pixels)
-            return faces.enumerated().map { index, face in
-                face.faceObject(
-                    imageWidth: frame.pixels.width, imageHeight: frame.pixels.height, time: frame.time,
-                    duration: frame.duration, landmarks: landmarks?[index])
-            }
+            try Self.faceObjects(faces, in: frame, landmarker: landmarker, sharingThreadsOf: nil)
+        }
+    }
+
+    private func faces(in frame: VideoFrame) throws -> [FaceDetection] {
+        try detectTracking(
+            in: frame.pixels, frameDuration: frame.duration, fullScan: fullScansAhead?.fullScan(of: frame))
+    }
+
+    /// `faces` as metadata objects, with their landmarks when there is a landmarker.
+    private static func faceObjects(
+        _ faces: [FaceDetection], in frame: VideoFrame, landmarker: FaceLandmarker?,
+        sharingThreadsOf detector: FaceDetector?
+    ) throws -> [FaceObject] {
+        let landmarks = try landmarker?.landmarks(of: faces, in: frame.pixels, sharingThreadsOf: detector)
+        return faces.enumerated().map { index, face in
+            face.faceObject(
+                imageWidth: frame.pixels.width, imageHeight: frame.pixels.height, time: frame.time,
+                duration: frame.duration, landmarks: landmarks?[index])
         }
     }
 }

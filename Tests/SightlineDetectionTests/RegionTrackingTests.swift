@@ -116,18 +116,22 @@ import Testing
         #expect(tracking.scans.full == 40 && tracking.scans.regions == 0)
     }
 
-    /// All faces' landmarks in one call are each face's own, found one by one.
+    /// All faces' landmarks in one call are each face's own, found one by one, also when the
+    /// detector's threads share the faces out.
     @Test func landmarksOfAllFacesMatchOneByOne() throws {
         let (landmarker, _) = try FaceModelFixtures.loadModels()
         let detector = try FaceDetector(configuration: .init(adjustThreshold: -0.5, threads: 3))
         var faces = 0
+        var framesWithMoreThanOne = 0
         for frame in try sampleFrames().enumerated().filter({ $0.offset % 25 == 0 }).map(\.element) {
             let found = try detector.detect(in: frame.pixels)
             faces += found.count
-            let together = try landmarker.landmarks(of: found, in: frame.pixels)
-            #expect(try together == found.map { try landmarker.landmarks(of: $0, in: frame.pixels) })
+            if found.count > 1 { framesWithMoreThanOne += 1 }
+            let oneByOne = try found.map { try landmarker.landmarks(of: $0, in: frame.pixels) }
+            #expect(try landmarker.landmarks(of: found, in: frame.pixels) == oneByOne)
+            #expect(try landmarker.landmarks(of: found, in: frame.pixels, sharingThreadsOf: detector) == oneByOne)
         }
-        #expect(faces > 5)
+        #expect(faces > 5 && framesWithMoreThanOne > 2)
     }
 
     /// Detectors share one landmarker: the landmarks three threads compute with it at the same

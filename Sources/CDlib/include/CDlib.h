@@ -88,10 +88,13 @@ int sl_face_landmarker_run(sl_face_landmarker *landmarker, const uint8_t *pixels
 /// per face (more than `points_per_face`: nothing written, call again with room), or -1
 /// with a message in `error`. Any thread, with a landmarker shared between threads: the
 /// landmarker is only read, and the steps dlib hands to LAPACK are made one at a time
-/// across the process.
+/// across the process. `threads_of`: NULL, or a detector whose scan threads share the faces
+/// out, each taking the next; then only on the thread that owns that detector, between its
+/// scans. The points are the same either way.
 int sl_face_landmarker_run_faces(sl_face_landmarker *landmarker, const uint8_t *pixels, int width, int height,
                                  ptrdiff_t bytes_per_row, const sl_face_detection *faces, int face_count,
-                                 long *xy, int points_per_face, char *error, size_t error_capacity);
+                                 long *xy, int points_per_face, sl_face_detector *threads_of, char *error,
+                                 size_t error_capacity);
 
 /// dlib's ResNet face recognition model (`dlib_face_recognition_resnet_model_v1.dat`): a
 /// face becomes 128 numbers; two faces closer than 0.6 (Euclidean) are one person.

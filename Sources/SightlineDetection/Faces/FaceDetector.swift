@@ -120,7 +120,7 @@ public final class FaceDetector {
     /// (a file analysed whole). Its frames are then told of on another queue
     /// (`frameArrived(_:)`), which touches only this.
     public var fullScansAhead: FullScansAhead?
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
     private var results = [sl_face_detection](repeating: sl_face_detection(), count: 64)
     private var regions: [sl_face_region] = []
     /// Analysed frames since the last full scan, and the faces the last scan found.

@@ -55,8 +55,12 @@ public final class FaceLandmarker {
 
     /// Each of `faces`' landmarks, in a frame that has a luma plane. Any thread, at the same
     /// time as any other call of this method (detectors share a landmarker): the C API takes
-    /// turns where dlib needs them, and the buffers are the call's own.
-    public func landmarks(of faces: [FaceDetection], in pixels: PixelBuffer) throws -> [[PixelPoint]] {
+    /// turns where dlib needs them, and the buffers are the call's own. `sharingThreadsOf`:
+    /// a detector whose scan threads share the faces out, for a frame's latency; then only on
+    /// the detector's own queue, which is not scanning meanwhile. The same points either way.
+    public func landmarks(
+        of faces: [FaceDetection], in pixels: PixelBuffer, sharingThreadsOf detector: FaceDetector? = nil
+    ) throws -> [[PixelPoint]] {
         guard !faces.isEmpty else { return [] }
         let luma = try pixels.requireLumaPlane()
         let raw = faces.map {
@@ -72,7 +76,7 @@ public final class FaceLandmarker {
                 sl_face_landmarker_run_faces(
                     handle, luma.baseAddress.assumingMemoryBound(to: UInt8.self), Int32(pixels.width),
                     Int32(pixels.height), luma.bytesPerRow, raw, Int32(raw.count), &points, Int32(pointsPerFace),
-                    &error, error.count))
+                    detector?.handle, &error, error.count))
             guard parts >= 0 else { throw SightlineError.detector(String(nulTerminated: error)) }
             if parts > pointsPerFace {
                 pointsPerFace = parts  // a 68-point model
