@@ -6,7 +6,7 @@ import SightlineCore
 ///
 /// A camera's frame is captured without the host's CPU; a paced file's has to be decoded.
 /// Decoded as soon as the frame before it was handed over, it shared the cores with that
-/// frame's analysis and slowed it: at 1280x720 decoding took 3.5 ms (7.8 at p90) while the
+/// frame's analysis and slowed it: at 1280x720 decoding took 3.5 ms (7.5 at p90) while the
 /// detector ran on both cores, and capture-to-publish latency missed detector p99 + 5 ms.
 /// Started `lead` before the frame is due, decoding runs while the cores are idle between
 /// frames. The lead follows how long decoding usually takes, so a frame is seldom late; a
