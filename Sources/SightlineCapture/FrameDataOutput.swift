@@ -4,13 +4,11 @@ import Synchronization
 
 /// Receives frames from a `FrameDataOutput`.
 public protocol FrameDataOutputDelegate: AnyObject, Sendable {
-    /// Called on the output's serial queue (a thread of its own), one frame at a time, in
-    /// capture order.
+    /// Called on the output's serial queue, one frame at a time, in capture order.
     func frameDataOutput(_ output: FrameDataOutput, didOutput frame: VideoFrame)
 }
 
-/// Hands frames to a delegate on a thread of its own (`SerialThread`), as
-/// `AVCaptureVideoDataOutput` hands them to a serial queue.
+/// Hands frames to a delegate on its own serial queue, like `AVCaptureVideoDataOutput`.
 ///
 /// With `alwaysDiscardsLateFrames` (the default), the output holds at most one waiting
 /// frame: a frame that arrives while the delegate is busy replaces the waiting one, and
@@ -29,7 +27,7 @@ public final class FrameDataOutput: Sendable {
 
     public let name: String
     public let alwaysDiscardsLateFrames: Bool
-    private let thread: SerialThread
+    private let queue: DispatchQueue
     private let delegate: any FrameDataOutputDelegate
     private let state = Mutex(State())
     /// One permit per frame queued or in the delegate, when the backlog is bounded.
@@ -52,7 +50,7 @@ public final class FrameDataOutput: Sendable {
         self.delegate = delegate
         self.alwaysDiscardsLateFrames = alwaysDiscardsLateFrames
         self.slots = alwaysDiscardsLateFrames ? nil : maximumFramesInFlight.map { DispatchSemaphore(value: $0) }
-        self.thread = SerialThread(name: "output.\(name)")  // Linux keeps 15 characters
+        self.queue = DispatchQueue(label: "sightline.output.\(name)")
     }
 
     public var counters: OutputCounters { state.withLock { $0.counters } }
@@ -81,7 +79,7 @@ public final class FrameDataOutput: Sendable {
     }
 
     private func deliver(_ frame: VideoFrame) {
-        thread.async { [self] in
+        queue.async { [self] in
             delegate.frameDataOutput(self, didOutput: frame)
             let next: VideoFrame? = state.withLock { state in
                 state.counters.delivered += 1
