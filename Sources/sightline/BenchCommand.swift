@@ -22,8 +22,8 @@ struct BenchCommand: AsyncParsableCommand {
                          them: an idle machine runs each frame slower than in a tight loop
               latency    capture-to-publish in real-time mode (p50/p99), against the paced detector's
                          p99 + 5 ms (what the pipeline adds to detection at the same cadence), and
-                         the run's own mean detection time (scan, landmarks, tracking): when that
-                         exceeds the paced detector's, the host was slower during the run
+                         the run's own mean detection time (scan, landmarks, tracking): well above
+                         the paced detector's, detection itself ran slower inside the pipeline
               tracking   --full-scan-interval N (and --motion-gate): ms/frame as a ratio of scanning
                          every frame whole, and recall and precision against those full scans
             tools/bench.sh adds the Python dlib binding on the same frames as a baseline.
