@@ -10,8 +10,10 @@ import SightlineMovie
 /// skips the part of a frame before it).
 ///
 /// Timestamps are checked on the way: a frame that overlaps the one before (a step back
-/// of up to a second) is dropped; a gap of up to ten seconds lengthens the frame before it,
-/// so what follows stays in step; a larger step either way is a new clock, and the audio is
+/// of up to a second) is dropped; a gap lengthens the frame before it, so what follows
+/// stays in step with the video, however long the sound was away (a microphone unplugged
+/// for a minute, a stream's audio lost); a step back of more than a second, or a gap of
+/// more than ten seconds past the last video frame, is a new clock, and the audio is
 /// timed on from where it was (re-based). Each is counted, and no sample ends up with a
 /// negative or zero duration.
 ///
@@ -79,7 +81,10 @@ struct RecorderAudio {
                 let end = previous.time + MediaTime(value: Int64(previous.duration), timescale: time.timescale)
                 let gap = time - end
                 let halfFrame = MediaTime(value: duration.value / 2, timescale: time.timescale)
-                if gap.seconds < -1 || gap.seconds > 10 {
+                // Before a video frame (`until`), a gap of any length is time the sound
+                // was away on the video's clock; only past the video is a long one taken
+                // for another clock.
+                if gap.seconds < -1 || (until == nil && gap.seconds > 10) {
                     // Another clock: go on from where the audio was.
                     counters.audioJumps += 1
                     offset = offset + (end - time)

@@ -49,12 +49,13 @@ private let audioMedia: Result<String, any Error> = Result {
             frames: Int(stream["nb_read_packets"] as? String ?? "") ?? 0)
     }
 
-    /// Each tone onset minus its flash, in seconds, as tools/av-sync.py measures them.
-    func syncOffsets(_ path: String) throws -> (flashes: [Double], offsets: [Double]) {
+    /// The flashes, the tone onsets and each onset minus its flash, in seconds, as
+    /// tools/av-sync.py measures them.
+    func syncOffsets(_ path: String) throws -> (flashes: [Double], onsets: [Double], offsets: [Double]) {
         let output = try ExternalTool.run("python3", [ExternalTool.checkout.path + "/tools/av-sync.py", path])
         try #require(output.status == 0, "av-sync.py: \(output.stderr)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: [Double]])
-        return (json["flashes"] ?? [], json["offsets"] ?? [])
+        return (json["flashes"] ?? [], json["onsets"] ?? [], json["offsets"] ?? [])
     }
 
     /// The audio decodes with FFmpeg stopping at the first error.
@@ -229,6 +230,38 @@ private let audioMedia: Result<String, any Error> = Result {
         #expect(sound.samples.count > 200 && sound.samples.allSatisfy { $0.duration > 0 })
         #expect(try audioDecodes(file))
         #expect(try IndependentReaders.decodedFrames(file) == 180)
+    }
+
+    /// A stream whose sound is away for 15 s (as a microphone unplugged) while the video
+    /// goes on: the tones after the gap still start with their flashes, and the gap is
+    /// silence in a sound track as long as the video.
+    @Test func aLongAudioGapKeepsTheSoundInStep() throws {
+        let source = directory.file("gap.ts")
+        let made = try ExternalTool.run(
+            "ffmpeg",
+            [
+                "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
+                "color=c=black:s=320x240:r=30:d=22,geq=lum='if(lt(mod(N\\,30)\\,1)*gte(N\\,30)\\,235\\,16)':cb=128:cr=128",
+                "-f", "lavfi", "-i",
+                "aevalsrc='0.5*sin(2*PI*1000*t)*lt(mod(t\\,1)\\,0.1)*gte(t\\,0.9)':s=48000:c=stereo:d=22",
+                "-af", "aselect='not(between(t\\,3.5\\,18.5))'", "-c:v", "libx264", "-preset", "veryfast", "-g", "30",
+                "-pix_fmt", "yuv420p", "-c:a", "aac", "-f", "mpegts", source,
+            ])
+        try #require(made.status == 0, "\(made.stderr)")
+        let recorded = try record(source)
+        let file = try #require(recorded.files.first)
+        #expect(recorded.files.count == 1)
+        #expect(try IndependentReaders.decodedFrames(file) == 660)
+        let stream = try #require(try audioStream(file))
+        #expect(abs(stream.duration - 22) < 0.1, "audio lasts \(stream.duration) s")
+        #expect(try audioDecodes(file))
+        let sync = try syncOffsets(file)
+        #expect(sync.flashes.count == 21)
+        let heard = [1, 2, 3, 19, 20, 21].map(Double.init)
+        #expect(sync.onsets.count == heard.count, "\(sync.onsets)")
+        for (onset, second) in zip(sync.onsets, heard) {
+            #expect(abs(onset - second) <= 1.0 / 30, "a tone at \(onset) s, its flash at \(second) s")
+        }
     }
 
     /// A stream whose audio is damaged: what cannot be decoded is counted, the video and
