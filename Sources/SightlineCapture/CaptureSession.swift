@@ -79,8 +79,10 @@ public final class CaptureSession: Sendable {
     /// after a stop.
     public func run() async throws -> Completion {
         let result: Result<Completion, Error> = await withCheckedContinuation { continuation in
-            let thread = Thread { [self] in continuation.resume(returning: Result { try captureLoop() }) }
-            thread.name = "sightline.capture"
+            let thread = Thread { [self] in
+                Thread.current.name = "capture"  // Foundation on Linux names only the current thread
+                continuation.resume(returning: Result { try captureLoop() })
+            }
             thread.qualityOfService = .userInteractive
             thread.start()
         }

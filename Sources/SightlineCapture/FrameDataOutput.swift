@@ -4,11 +4,13 @@ import Synchronization
 
 /// Receives frames from a `FrameDataOutput`.
 public protocol FrameDataOutputDelegate: AnyObject, Sendable {
-    /// Called on the output's serial queue, one frame at a time, in capture order.
+    /// Called on the output's serial queue (a thread of its own), one frame at a time, in
+    /// capture order.
     func frameDataOutput(_ output: FrameDataOutput, didOutput frame: VideoFrame)
 }
 
-/// Hands frames to a delegate on its own serial queue, like `AVCaptureVideoDataOutput`.
+/// Hands frames to a delegate on a thread of its own (`SerialThread`), as
+/// `AVCaptureVideoDataOutput` hands them to a serial queue.
 ///
 /// With `alwaysDiscardsLateFrames` (the default), the output holds at most one waiting
 /// frame: a frame that arrives while the delegate is busy replaces the waiting one, and
@@ -27,7 +29,7 @@ public final class FrameDataOutput: Sendable {
 
     public let name: String
     public let alwaysDiscardsLateFrames: Bool
-    private let queue: DispatchQueue
+    private let thread: SerialThread
     private let delegate: any FrameDataOutputDelegate
     private let state = Mutex(State())
     /// One permit per frame queued or in the delegate, when the backlog is bounded.
@@ -50,7 +52,7 @@ public final class FrameDataOutput: Sendable {
         self.delegate = delegate
         self.alwaysDiscardsLateFrames = alwaysDiscardsLateFrames
         self.slots = alwaysDiscardsLateFrames ? nil : maximumFramesInFlight.map { DispatchSemaphore(value: $0) }
-        self.queue = DispatchQueue(label: "sightline.output.\(name)")
+        self.thread = SerialThread(name: "output.\(name)")  // Linux keeps 15 characters
     }
 
     public var counters: OutputCounters { state.withLock { $0.counters } }
@@ -79,7 +81,7 @@ public final class FrameDataOutput: Sendable {
     }
 
     private func deliver(_ frame: VideoFrame) {
-        queue.async { [self] in
+        thread.async { [self] in
             delegate.frameDataOutput(self, didOutput: frame)
             let next: VideoFrame? = state.withLock { state in
                 state.counters.delivered += 1

@@ -65,11 +65,11 @@ final class MetadataInput: @unchecked Sendable {
 
     func start() {
         let thread = Thread { [self] in
+            Thread.current.name = "metadata-in"  // Foundation on Linux names only the current thread
             while !stopRequested.load(ordering: .acquiring) { receiveOne() }
             subscriber.close()
             finished.signal()
         }
-        thread.name = "sightline.metadata-in"
         thread.start()
     }
 

@@ -60,10 +60,10 @@ public final class Microphone: Sendable {
         let done = DispatchSemaphore(value: 0)
         finished.withLock { $0 = done }
         let thread = Thread { [self] in
+            Thread.current.name = "microphone"  // Foundation on Linux names only the current thread
             readLoop(onPacket: onPacket, onEvent: onEvent)
             done.signal()
         }
-        thread.name = "sightline.microphone"
         thread.qualityOfService = .userInteractive
         thread.start()
     }

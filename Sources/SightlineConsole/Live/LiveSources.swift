@@ -106,6 +106,7 @@ public final class LiveSources: Service, @unchecked Sendable {
         await withGracefulShutdownHandler {
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                 let thread = Thread { [self] in
+                    Thread.current.name = "console-bus"  // Foundation on Linux names only the current thread
                     do {
                         let subscriber = try Subscriber(
                             endpoints: endpoints,
@@ -119,7 +120,6 @@ public final class LiveSources: Service, @unchecked Sendable {
                     }
                     done.resume()
                 }
-                thread.name = "console-bus"
                 thread.start()
             }
         } onGracefulShutdown: {
