@@ -79,12 +79,9 @@ public final class CaptureSession: Sendable {
     /// after a stop.
     public func run() async throws -> Completion {
         let result: Result<Completion, Error> = await withCheckedContinuation { continuation in
-            let thread = Thread { [self] in
-                Thread.current.name = "capture"  // Foundation on Linux names only the current thread
+            Thread.start(named: "capture", qualityOfService: .userInteractive) { [self] in
                 continuation.resume(returning: Result { try captureLoop() })
             }
-            thread.qualityOfService = .userInteractive
-            thread.start()
         }
         let stopped = (try? result.get()) == .stopped
         for output in outputs { await output.drain(discardWaiting: stopped) }

@@ -52,7 +52,7 @@ public final class FrameDataOutput: Sendable {
         self.delegate = delegate
         self.alwaysDiscardsLateFrames = alwaysDiscardsLateFrames
         self.slots = alwaysDiscardsLateFrames ? nil : maximumFramesInFlight.map { DispatchSemaphore(value: $0) }
-        self.thread = SerialThread(name: "output.\(name)")  // Linux keeps 15 characters
+        self.thread = SerialThread(name: "output.\(name)")
     }
 
     public var counters: OutputCounters { state.withLock { $0.counters } }

@@ -1,23 +1,21 @@
 import Foundation
+import SightlineCore
 
 /// A serial queue with one thread of its own: work runs in the order it was added, always
 /// on that thread, which ends once the queue is gone and its work is done.
 ///
 /// A `FrameDataOutput` delivers on one, not on a Dispatch queue, whose work may run on any
 /// of libdispatch's threads. The face detector spreads each frame's scan over a pool and
-/// joins it on the calling thread; called from the same thread every frame, the scan took
-/// 15.0-15.3 ms a 640x480 frame in a real-time run where, called from a Dispatch queue, it
-/// took 17.6, against 13.3-13.7 for the bench's paced detector (alternated runs of
-/// `sightline bench`, on a host where the two had been equal in other runs the same day).
+/// joins it on the calling thread; called from the same thread every frame, detection took
+/// 13.5-14.1 ms a 640x480 frame in real-time runs where, called from a Dispatch queue, it
+/// took 16.9-17.3, against 12.6-13.1 for the bench's paced detector (4 alternated pairs of
+/// `sightline bench`; capture-to-publish p99 met its target in 4 of 4 against 1 of 4).
 final class SerialThread: Sendable {
     private let mailbox = Mailbox()
 
+    /// Starts the thread; `name` is what `ps -L` shows (15 bytes kept).
     init(name: String) {
-        // Named from the thread itself: Foundation on Linux names only the current thread.
-        Thread { [mailbox] in
-            Thread.current.name = name
-            mailbox.run()
-        }.start()
+        Thread.start(named: name) { [mailbox] in mailbox.run() }
     }
 
     deinit { mailbox.stop() }

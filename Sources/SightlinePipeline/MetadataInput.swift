@@ -64,13 +64,11 @@ final class MetadataInput: @unchecked Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in
-            Thread.current.name = "metadata-in"  // Foundation on Linux names only the current thread
+        Thread.start(named: "metadata-in") { [self] in
             while !stopRequested.load(ordering: .acquiring) { receiveOne() }
             subscriber.close()
             finished.signal()
         }
-        thread.start()
     }
 
     /// Stops taking groups in and closes the socket; returns when it is closed.

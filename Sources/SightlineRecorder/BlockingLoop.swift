@@ -1,5 +1,6 @@
 import Foundation
 import ServiceLifecycle
+import SightlineCore
 import Synchronization
 
 /// Runs a service's loop that blocks (on a bus `receive`) on a thread of its own: Swift
@@ -15,9 +16,7 @@ public enum BlockingLoop {
         return try await withTaskCancellationHandler {
             try await withGracefulShutdownHandler {
                 try await withCheckedThrowingContinuation { continuation in
-                    let thread = Thread { continuation.resume(with: Result { try body(stop) }) }
-                    thread.name = name
-                    thread.start()
+                    Thread.start(named: name) { continuation.resume(with: Result { try body(stop) }) }
                 }
             } onGracefulShutdown: {
                 stop.request()

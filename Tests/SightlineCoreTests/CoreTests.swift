@@ -78,3 +78,17 @@ import Testing
         #expect(PixelBuffer(format: .rgb24, width: 2, height: 1, packedPlanes: [[1, 2, 3, 4, 5, 6]]).lumaPlane == nil)
     }
 }
+
+@Suite struct NamedThreadTests {
+    /// The kernel's name of a started thread, as `ps -L` reads it: set, and cut to 15 bytes.
+    @Test(arguments: [("capture", "capture"), ("recorder-entrance-north", "recorder-entran")])
+    func theKernelSeesTheName(name: String, expected: String) async {
+        let seen: String = await withCheckedContinuation { continuation in
+            Thread.start(named: name) {
+                let comm = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
+                continuation.resume(returning: comm.trimmingCharacters(in: .newlines))
+            }
+        }
+        #expect(seen == expected)
+    }
+}

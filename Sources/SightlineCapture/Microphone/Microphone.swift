@@ -59,13 +59,10 @@ public final class Microphone: Sendable {
     ) {
         let done = DispatchSemaphore(value: 0)
         finished.withLock { $0 = done }
-        let thread = Thread { [self] in
-            Thread.current.name = "microphone"  // Foundation on Linux names only the current thread
+        Thread.start(named: "microphone", qualityOfService: .userInteractive) { [self] in
             readLoop(onPacket: onPacket, onEvent: onEvent)
             done.signal()
         }
-        thread.qualityOfService = .userInteractive
-        thread.start()
     }
 
     /// Asks the thread to stop; it hands over its last frames within a read (200 ms). Any

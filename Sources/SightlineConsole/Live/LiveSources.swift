@@ -105,8 +105,7 @@ public final class LiveSources: Service, @unchecked Sendable {
         let failure = Mutex<(any Error)?>(nil)
         await withGracefulShutdownHandler {
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                let thread = Thread { [self] in
-                    Thread.current.name = "console-bus"  // Foundation on Linux names only the current thread
+                Thread.start(named: "console-bus") { [self] in
                     do {
                         let subscriber = try Subscriber(
                             endpoints: endpoints,
@@ -120,7 +119,6 @@ public final class LiveSources: Service, @unchecked Sendable {
                     }
                     done.resume()
                 }
-                thread.start()
             }
         } onGracefulShutdown: {
             self.stopping.store(true, ordering: .relaxed)
