@@ -4,13 +4,18 @@ extension Thread {
     /// Starts `body` on a new thread that `ps -L`, `top -H` and `perf` show as `name`.
     ///
     /// The name is set from inside the thread because Foundation on Linux names only the
-    /// current thread (a `name` set before `start()` never reaches the kernel). Linux keeps
-    /// 15 bytes of it, so it is cut there rather than refused.
+    /// current thread (a `name` set before `start()` never reaches the kernel). Linux refuses
+    /// a name over 15 bytes, so it is cut to the whole characters that fit.
     public static func start(
         named name: String, qualityOfService: QualityOfService = .default,
         _ body: @escaping @Sendable () -> Void
     ) {
-        let kept = String(decoding: name.utf8.prefix(15), as: UTF8.self)
+        var bytes = 0
+        let kept = String(
+            name.prefix { character in
+                bytes += character.utf8.count
+                return bytes <= 15
+            })
         let thread = Thread {
             Thread.current.name = kept
             body()

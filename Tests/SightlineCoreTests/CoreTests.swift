@@ -80,8 +80,11 @@ import Testing
 }
 
 @Suite struct NamedThreadTests {
-    /// The kernel's name of a started thread, as `ps -L` reads it: set, and cut to 15 bytes.
-    @Test(arguments: [("capture", "capture"), ("recorder-entrance-north", "recorder-entran")])
+    /// The kernel's name of a started thread, as `ps -L` reads it: set, and cut to the whole
+    /// characters that fit in 15 bytes.
+    @Test(arguments: [
+        ("capture", "capture"), ("recorder-entrance-north", "recorder-entran"), ("ééééééééé", "ééééééé"),
+    ])
     func theKernelSeesTheName(name: String, expected: String) async {
         let seen: String = await withCheckedContinuation { continuation in
             Thread.start(named: name) {
