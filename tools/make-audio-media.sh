@@ -7,6 +7,8 @@
 #   sync_opus.mp4   Opus 48 kHz stereo                     sync_mp3.mp4   MP3 44.1 kHz stereo
 #   sync_pcm.mov    PCM s16 22.05 kHz stereo
 #   short_audio.mp4 AAC that stops at 3 s while the video goes on to 6 s
+#   gap_audio.ts    22 s (flashes and tones each second to 21 s) whose AAC is missing from
+#                   3.5 to 18.5 s, as a microphone unplugged, in MPEG-TS
 #   no_audio.mp4    the video alone
 # Usage: tools/make-audio-media.sh DIR
 set -euo pipefail
@@ -28,4 +30,6 @@ clip -c:a libopus -b:a 64k -- "$out/sync_opus.mp4"
 clip -c:a libmp3lame -ar 44100 -b:a 128k -- "$out/sync_mp3.mp4"
 clip -c:a pcm_s16le -ar 22050 -- "$out/sync_pcm.mov"
 ff -f lavfi -i "$video" -f lavfi -i "${tone/d=6/d=3}" "${x264[@]}" -c:a aac "$out/short_audio.mp4"
+ff -f lavfi -i "${video/d=6/d=22}" -f lavfi -i "${tone/d=6/d=22}" "${x264[@]}" \
+  -af "aselect='not(between(t\,3.5\,18.5))'" -c:a aac -f mpegts "$out/gap_audio.ts"
 ff -f lavfi -i "$video" "${x264[@]}" "$out/no_audio.mp4"

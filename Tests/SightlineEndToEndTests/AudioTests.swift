@@ -236,19 +236,7 @@ private let audioMedia: Result<String, any Error> = Result {
     /// goes on: the tones after the gap still start with their flashes, and the gap is
     /// silence in a sound track as long as the video.
     @Test func aLongAudioGapKeepsTheSoundInStep() throws {
-        let source = directory.file("gap.ts")
-        let made = try ExternalTool.run(
-            "ffmpeg",
-            [
-                "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
-                "color=c=black:s=320x240:r=30:d=22,geq=lum='if(lt(mod(N\\,30)\\,1)*gte(N\\,30)\\,235\\,16)':cb=128:cr=128",
-                "-f", "lavfi", "-i",
-                "aevalsrc='0.5*sin(2*PI*1000*t)*lt(mod(t\\,1)\\,0.1)*gte(t\\,0.9)':s=48000:c=stereo:d=22",
-                "-af", "aselect='not(between(t\\,3.5\\,18.5))'", "-c:v", "libx264", "-preset", "veryfast", "-g", "30",
-                "-pix_fmt", "yuv420p", "-c:a", "aac", "-f", "mpegts", source,
-            ])
-        try #require(made.status == 0, "\(made.stderr)")
-        let recorded = try record(source)
+        let recorded = try record(try clip("gap_audio.ts"))
         let file = try #require(recorded.files.first)
         #expect(recorded.files.count == 1)
         #expect(try IndependentReaders.decodedFrames(file) == 660)
