@@ -200,6 +200,45 @@ extern "C" long sl_filter_mismatches(const uint8_t *pixels, int width, int heigh
     return mismatches;
 }
 
+extern "C" long sl_fhog_mismatches(const uint8_t *pixels, int width, int height, ptrdiff_t bytes_per_row) {
+    // Every level of the image's pyramid whole, then crops of it 1 to 8 columns narrower
+    // (each puts a different number of columns in dlib's one-by-one tail) and starting lower
+    // and further right, as a region scan's crops do; with the detector's 10x10 padding.
+    const dlib::frontal_face_detector detector = embedded_detector();
+    const auto &scanner = detector.get_scanner();
+    const int rows_padding = scanner.get_fhog_window_height(), columns_padding = scanner.get_fhog_window_width();
+    dlib::array2d<unsigned char> level, next;
+    dlib::assign_image(level, LumaView{pixels, height, width, static_cast<long>(bytes_per_row)});
+    dlib::array<dlib::array2d<float>> theirs, ours;
+    FhogFeatures features;
+    dlib::pyramid_down<6> pyramid;
+    long mismatches = 0;
+    while (level.nr() >= scanner.get_min_pyramid_layer_height() &&
+           level.nc() >= scanner.get_min_pyramid_layer_width()) {
+        for (long cut = 0; cut <= 8; ++cut) {
+            const long top = cut * 3, left = cut * 5;
+            const LumaView crop{&level[top][left], level.nr() - top - cut, level.nc() - left - cut, level.nc()};
+            dlib::extract_fhog_features(crop, theirs, 8, rows_padding, columns_padding);
+            features.extract(crop, ours, rows_padding, columns_padding);
+            if (theirs.size() != ours.size()) return -1;
+            for (unsigned long plane = 0; plane < theirs.size(); ++plane) {
+                if (theirs[plane].nr() != ours[plane].nr() || theirs[plane].nc() != ours[plane].nc()) {
+                    mismatches += 1000;
+                    continue;
+                }
+                for (long r = 0; r < theirs[plane].nr(); ++r) {
+                    for (long c = 0; c < theirs[plane].nc(); ++c) {
+                        mismatches += std::memcmp(&theirs[plane][r][c], &ours[plane][r][c], sizeof(float)) != 0;
+                    }
+                }
+            }
+        }
+        pyramid(level, next);
+        dlib::swap(level, next);
+    }
+    return mismatches;
+}
+
 extern "C" int sl_face_detector_embedded_matches_dlib(void) {
     std::ostringstream out;
     dlib::serialize(dlib::get_frontal_face_detector(), out);

@@ -9,12 +9,14 @@
 // left until none is, extracts its features and runs the five filters over it; the
 // per-level results are then concatenated in level order and merged exactly as dlib does
 // (same sorts over the same sequences, same suppression), so boxes, scores and filter
-// indices are identical to the single-threaded detector's. The pyramid (`ExactPyramid.h`)
-// and the filters (`SeparableFilters.h`) are dlib's arithmetic in faster code.
+// indices are identical to the single-threaded detector's. The pyramid (`ExactPyramid.h`),
+// the HOG features (`FhogFeatures.h`) and the filters (`SeparableFilters.h`) are dlib's
+// arithmetic in faster code.
 #include <dlib/image_processing/frontal_face_detector.h>
 
 #include "CDlib.h"
 #include "ExactPyramid.h"
+#include "FhogFeatures.h"
 #include "SeparableFilters.h"
 #include "ShimSupport.h"
 
@@ -191,8 +193,9 @@ public:
 private:
     using Detections = std::vector<std::pair<double, dlib::rectangle>>;
 
-    // A thread's buffers for running the filters over a job's features.
+    // A thread's buffers for extracting a job's features and running the filters over them.
     struct Filtering {
+        FhogFeatures features;
         SeparableFilters filters;
         dlib::array2d<float> saliency;
     };
@@ -373,7 +376,11 @@ private:
         const long box_height = window_height - 2 * scanner.get_padding();
         const long box_width = window_width - 2 * scanner.get_padding();
         const dlib::point origin = j.crop.tl_corner();
-        features(image, feats_[job], cell_size, window_height, window_width);
+        if (cell_size == 8) {
+            filtering.features.extract(image, feats_[job], window_height, window_width);
+        } else {
+            features(image, feats_[job], cell_size, window_height, window_width);
+        }
         dlib::pyramid_down<6> pyramid;
         dlib::array2d<float> &saliency = filtering.saliency;
         for (unsigned long i = 0; i < detector.num_detectors(); ++i) {

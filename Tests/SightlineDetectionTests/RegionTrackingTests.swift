@@ -2,6 +2,7 @@ import Foundation
 import SightlineCore
 import SightlineDetection
 import SightlineSamples
+import SightlineTesting
 import Synchronization
 import Testing
 
@@ -24,6 +25,29 @@ import Testing
     func filterResponsesAreDlibsBitForBit(clip: URL) throws {
         for frame in try sampleFrames(clip).enumerated().filter({ $0.offset % 60 == 0 }).map(\.element) {
             #expect(try FaceDetector.filterMismatches(in: frame.pixels) == 0)
+        }
+    }
+
+    /// The HOG features are dlib's, bit for bit, on every level and on crops whose widths
+    /// leave each possible number of columns to dlib's one-by-one tail: on frames of both
+    /// clips, and on noise, whose gradients reach every orientation and the extremes (±255).
+    @Test(arguments: [SampleMedia.faces640x480, SampleMedia.faces1280x720])
+    func featuresAreDlibsBitForBit(clip: URL) throws {
+        for frame in try sampleFrames(clip).enumerated().filter({ $0.offset % 60 == 0 }).map(\.element) {
+            #expect(try FaceDetector.featureMismatches(in: frame.pixels) == 0)
+        }
+    }
+
+    @Test func featuresOfNoiseAreDlibsBitForBit() throws {
+        var random = SplitMix(seed: 12)
+        for (width, height) in [(331, 247), (96, 80), (640, 480)] {
+            for blackOrWhite in [false, true] {
+                let pixels = (0..<(width * height)).map { _ in
+                    blackOrWhite ? (random.next() & 1 == 0 ? 0 : 255) : UInt8(truncatingIfNeeded: random.next())
+                }
+                let noise = PixelBuffer(format: .gray8, width: width, height: height, packedPlanes: [pixels])
+                #expect(try FaceDetector.featureMismatches(in: noise) == 0)
+            }
         }
     }
 

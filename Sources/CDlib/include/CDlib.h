@@ -65,6 +65,11 @@ long sl_pyramid_mismatches(const uint8_t *pixels, int width, int height, ptrdiff
 /// output area that differs; -1 when the sizes differ).
 long sl_filter_mismatches(const uint8_t *pixels, int width, int height, ptrdiff_t bytes_per_row);
 
+/// For tests: how many HOG features the detector extracts, over every level of the image's
+/// pyramid and crops of each that end in every column position, differ in any bit from
+/// dlib's `extract_fhog_features` (plus 1,000 for each plane whose size differs).
+long sl_fhog_mismatches(const uint8_t *pixels, int width, int height, ptrdiff_t bytes_per_row);
+
 /// dlib's shape predictor: the 5 landmarks of `shape_predictor_5_face_landmarks.dat`
 /// (two corners of each eye, the base of the nose), or the 68 of the iBUG model.
 typedef struct sl_face_landmarker sl_face_landmarker;

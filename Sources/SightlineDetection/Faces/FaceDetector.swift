@@ -273,6 +273,12 @@ public final class FaceDetector {
         try mismatches(in: pixels, counted: sl_filter_mismatches)
     }
 
+    /// How many HOG features the detector extracts, over every level of the frame's pyramid
+    /// and crops of each, differ in any bit from dlib's own `extract_fhog_features`: 0.
+    public static func featureMismatches(in pixels: PixelBuffer) throws -> Int {
+        try mismatches(in: pixels, counted: sl_fhog_mismatches)
+    }
+
     /// Runs one of the shim's checks against dlib on the frame's luma plane.
     private static func mismatches(
         in pixels: PixelBuffer, counted: (UnsafePointer<UInt8>, Int32, Int32, Int) -> Int
