@@ -8,7 +8,9 @@
 // and one down the columns (`float_spatially_filter_image_separable`) with taps of any
 // length, fetched and broadcast again for every 8 pixels, and a load and store of the
 // output per part. Here the taps are a compile-time 10, broadcast once per pass, and all of a
-// channel's parts are added to the output in one pass down the columns. Every float is
+// channel's parts are added to the output in one pass down the columns, which goes down a
+// block of 8 columns at a time over the passes along the rows, kept block by block (the 10
+// rows it reads lie at fixed distances from one pointer, one after the other). Every float is
 // formed as dlib forms it, with dlib's own `simd8f` (AVX, or two SSE halves): 8 columns at a
 // time there are three partial sums (taps 0, 3, 6, then 9; 1, 4, 7; 2, 5, 8), added up at
 // the end; the columns left over take the taps one after the other; the parts are added to
@@ -109,19 +111,24 @@ private:
         return v;
     }
 
-    // One part's pass along every row into `out` (rows x columns; the first `half` columns
-    // unused).
+    // Where column c of row r of a part's pass along the rows lies: columns from `half` on
+    // in blocks of 8, each block's rows one after the other, so that the pass down the
+    // columns finds the 10 rows it reads at fixed distances from one pointer.
+    static long at_block(long r, long c, long rows) { return ((c - half) / 8 * rows + r) * 8 + (c - half) % 8; }
+
+    // One part's pass along every row into `out`.
     static void along_rows(const dlib::array2d<float> &in, const dlib::matrix<float, 0, 1> &filter,
                            std::vector<float> &out) {
         const Taps w(filter);
         const long rows = in.nr(), columns = in.nc(), last = columns - rest;
-        out.resize(rows * columns);
+        out.resize(((last - half + 7) / 8) * rows * 8);
         for (long r = 0; r < rows; ++r) {
             const float *line = &in[r][0] - half;
-            float *to = out.data() + r * columns;
             long c = half;
-            for (; c < last - 7; c += 8) sum8(w, [&](long n) { return load8(line + c + n); }).store(to + c);
-            for (; c < last; ++c) to[c] = sum1(w, [&](long n) { return line[c + n]; });
+            for (; c < last - 7; c += 8) {
+                sum8(w, [&](long n) { return load8(line + c + n); }).store(out.data() + at_block(r, c, rows));
+            }
+            for (; c < last; ++c) out[at_block(r, c, rows)] = sum1(w, [&](long n) { return line[c + n]; });
         }
     }
 
@@ -143,34 +150,37 @@ private:
         }
     }
 
-    // Parts `from` … `from + parts - 1`.
+    // Parts `from` … `from + parts - 1`, a block of 8 columns at a time, down its rows.
     template <unsigned long parts> void down_columns(dlib::array2d<float> &saliency, unsigned long from, bool first) {
         const long rows = saliency.nr(), columns = saliency.nc(), last_row = rows - rest, last = columns - rest;
         const Taps *w = &taps_[from];
-        for (long r = half; r < last_row; ++r) {
-            float *to = &saliency[r][0];
+        long c = half;
+        for (; c < last - 7; c += 8) {
             const float *top[parts];
             for (unsigned long part = 0; part < parts; ++part) {
-                top[part] = passes_[from + part].data() + (r - half) * columns;
+                top[part] = passes_[from + part].data() + at_block(0, c, rows);
             }
-            long c = half;
-            for (; c < last - 7; c += 8) {
-                dlib::simd8f sum = first ? dlib::simd8f(0) : load8(to + c);
+            for (long r = half; r < last_row; ++r) {
+                float *to = &saliency[r][c];
+                dlib::simd8f sum = first ? dlib::simd8f(0) : load8(to);
                 for (unsigned long part = 0; part < parts; ++part) {
-                    const float *at = top[part] + c;
-                    const dlib::simd8f term = sum8(w[part], [&](long n) { return load8(at + n * columns); });
+                    const float *at = top[part] + (r - half) * 8;
+                    const dlib::simd8f term = sum8(w[part], [&](long n) { return load8(at + n * 8); });
                     sum = first && part == 0 ? term : term + sum;
                 }
-                sum.store(to + c);
+                sum.store(to);
             }
-            for (; c < last; ++c) {
-                float sum = first ? 0 : to[c];
+        }
+        for (; c < last; ++c) {
+            for (long r = half; r < last_row; ++r) {
+                float *to = &saliency[r][c];
+                float sum = first ? 0 : *to;
                 for (unsigned long part = 0; part < parts; ++part) {
-                    const float *at = top[part] + c;
-                    const float term = sum1(w[part], [&](long n) { return at[n * columns]; });
+                    const float *at = passes_[from + part].data() + at_block(r - half, c, rows);
+                    const float term = sum1(w[part], [&](long n) { return at[n * 8]; });
                     sum = first && part == 0 ? term : sum + term;
                 }
-                to[c] = sum;
+                *to = sum;
             }
         }
     }
