@@ -54,10 +54,6 @@ public:
         normalise(hog, rows_padding, columns_padding);
     }
 
-    void extract(const dlib::array2d<unsigned char> &image, Features &hog, int rows_padding, int columns_padding) {
-        extract(LumaView{&image[0][0], image.nr(), image.nc(), image.nc()}, hog, rows_padding, columns_padding);
-    }
-
 private:
     static constexpr int bins = 18;
     static constexpr int gradients = 511;  // -255 … 255
