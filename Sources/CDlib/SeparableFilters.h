@@ -13,22 +13,43 @@
 // rows it reads lie at fixed distances from one pointer, one after the other). Every float is
 // formed as dlib forms it, with dlib's own `simd8f` (AVX, or two SSE halves): 8 columns at a
 // time there are three partial sums (taps 0, 3, 6, then 9; 1, 4, 7; 2, 5, 8), added up at
-// the end; the columns left over take the taps one after the other; the parts are added to
-// the output in dlib's order. So the saliency image is dlib's bit for bit
-// (`sl_filter_mismatches`), and with it every score and box.
+// the end; the columns left over (up to 7 a row) take the taps one after the other, and go
+// here all at once, a lane each; the parts are added to the output in dlib's order. So the
+// saliency image is dlib's bit for bit (`sl_filter_mismatches`), and with it every score and
+// box. Where the CPU has AVX-512, the blocks are 16 columns wide and both passes go 16
+// columns at a time (`WideFilterPasses.h`), each lane still dlib's.
 #include <dlib/image_processing/scan_fhog_pyramid.h>
 
+#include "WideFilterPasses.h"
+
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 class SeparableFilters {
 public:
     using FilterBank = dlib::scan_fhog_pyramid<dlib::pyramid_down<6>>::fhog_filterbank;
 
+    // `wide`: 16 columns at a time, where the CPU has AVX-512 (a test runs both).
+    explicit SeparableFilters(bool wide = wide_filter_passes_available())
+        : wide_(wide && wide_filter_passes_available()) {}
+
     // What `dlib::impl::apply_filters_to_fhog(filters, feats, saliency)` returns and writes.
     dlib::rectangle apply(const FilterBank &filters, const dlib::array<dlib::array2d<float>> &feats,
                           dlib::array2d<float> &saliency) {
         if (!fits(filters, feats)) return dlib::impl::apply_filters_to_fhog(filters, feats, saliency);
+        return wide_ ? apply<16>(filters, feats, saliency) : apply<8>(filters, feats, saliency);
+    }
+
+private:
+    static constexpr long taps = 10;
+    static constexpr long half = taps / 2;        // dlib's first_row and first_col
+    static constexpr long rest = (taps - 1) / 2;  // rows and columns after the last output
+
+    // With the passes along the rows kept in blocks `width` columns wide.
+    template <long width>
+    dlib::rectangle apply(const FilterBank &filters, const dlib::array<dlib::array2d<float>> &feats,
+                          dlib::array2d<float> &saliency) {
         const long rows = feats[0].nr(), columns = feats[0].nc();
         saliency.set_size(rows, columns);
         const dlib::rectangle inner(half, half, columns - rest - 1, rows - rest - 1);
@@ -39,18 +60,13 @@ public:
             if (parts.empty()) continue;
             passes_.resize(std::max(passes_.size(), parts.size()));
             for (unsigned long part = 0; part < parts.size(); ++part) {
-                along_rows(feats[channel], parts[part], passes_[part]);
+                along_rows<width>(feats[channel], parts[part], passes_[part]);
             }
-            down_columns(filters.col_filters[channel], saliency, first);
+            down_columns<width>(filters.col_filters[channel], saliency, first);
             first = false;
         }
         return inner;
     }
-
-private:
-    static constexpr long taps = 10;
-    static constexpr long half = taps / 2;        // dlib's first_row and first_col
-    static constexpr long rest = (taps - 1) / 2;  // rows and columns after the last output
 
     // dlib's separable path with 10 taps everywhere, on features a window fits in; anything
     // else goes to dlib.
@@ -98,10 +114,11 @@ private:
         return a;
     }
 
-    // A sum over one of the columns left over, as dlib forms it.
-    template <typename Load> static inline float sum1(const Taps &w, Load load) {
-        float sum = 0;
-        for (long n = 0; n < taps; ++n) sum += load(n) * w.narrow[n];
+    // The columns left over (fewer than 8) at once, each lane as dlib forms such a column one
+    // by one: the taps added one after the other.
+    template <typename Load> static inline dlib::simd8f sum8_one_by_one(const Taps &w, Load load) {
+        dlib::simd8f sum = 0;
+        for (long n = 0; n < taps; ++n) sum += load(n) * w.wide[n];
         return sum;
     }
 
@@ -111,80 +128,154 @@ private:
         return v;
     }
 
+    // The first `count` (1 to 7) of 8 floats, zeros after them; and their store. Masked where
+    // the CPU has AVX: a copy to the stack and a read of 8 from it would wait for the copy's
+    // stores to reach the cache.
+#ifdef __AVX__
+    static __m256i first_lanes(long count) {
+        static const int32_t ramp[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+        return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(ramp + 8 - count));
+    }
+    static dlib::simd8f load8_first(const float *at, long count) { return _mm256_maskload_ps(at, first_lanes(count)); }
+    static void store8_first(dlib::simd8f v, float *at, long count) { _mm256_maskstore_ps(at, first_lanes(count), v); }
+#else
+    static dlib::simd8f load8_first(const float *at, long count) {
+        float lanes[8] = {};
+        std::copy(at, at + count, lanes);
+        return load8(lanes);
+    }
+    static void store8_first(dlib::simd8f v, float *at, long count) {
+        float lanes[8];
+        v.store(lanes);
+        std::copy(lanes, lanes + count, at);
+    }
+#endif
+
     // Where column c of row r of a part's pass along the rows lies: columns from `half` on
-    // in blocks of 8, each block's rows one after the other, so that the pass down the
+    // in blocks of `width`, each block's rows one after the other, so that the pass down the
     // columns finds the 10 rows it reads at fixed distances from one pointer.
-    static long at_block(long r, long c, long rows) { return ((c - half) / 8 * rows + r) * 8 + (c - half) % 8; }
+    template <long width> static long at_block(long r, long c, long rows) {
+        return ((c - half) / width * rows + r) * width + (c - half) % width;
+    }
+
+    // A part's pass along the rows starts at a cache line, in the vector that holds it: a read
+    // of 16 floats from anywhere else would span two lines (and take twice as long).
+    static constexpr std::size_t cache_line = 64;
+    static float *start(std::vector<float> &pass) {
+        const auto at = reinterpret_cast<std::uintptr_t>(pass.data());
+        return pass.data() + (cache_line - at % cache_line) % cache_line / sizeof(float);
+    }
+
+    // Blocks of 16 columns from `half` that go 16 at a time: as many as there are whole
+    // pairs in dlib's run of 8-column blocks (the rest go 8 at a time, then one by one, as
+    // dlib's do).
+    template <long width> static long wide_blocks(long last) { return width == 16 ? (last - half) / 8 / 2 : 0; }
 
     // One part's pass along every row into `out`.
+    template <long width>
     static void along_rows(const dlib::array2d<float> &in, const dlib::matrix<float, 0, 1> &filter,
                            std::vector<float> &out) {
         const Taps w(filter);
         const long rows = in.nr(), columns = in.nc(), last = columns - rest;
-        out.resize(((last - half + 7) / 8) * rows * 8);
+        out.resize(((last - half + width - 1) / width) * rows * width + cache_line / sizeof(float));
+        float *const blocks_start = start(out);
+        long from = half;  // the first column not yet done in every row
+#ifdef SIGHTLINE_WIDE_FILTER_PASSES
+        if (const long blocks = wide_blocks<width>(last); blocks > 0) {
+            wide_filter_passes::along_rows(w.narrow, &in[0][0], in.width_step() / sizeof(float), rows, blocks,
+                                           blocks_start, rows * width);
+            from += blocks * 16;
+        }
+#endif
+        // The columns after the wide blocks, row by row, in a loop of their own: the sums of a
+        // row's columns left over (a chain of 10 additions) overlap with the next row's.
         for (long r = 0; r < rows; ++r) {
             const float *line = &in[r][0] - half;
-            long c = half;
+            long c = from;
             for (; c < last - 7; c += 8) {
-                sum8(w, [&](long n) { return load8(line + c + n); }).store(out.data() + at_block(r, c, rows));
+                sum8(w, [&](long n) { return load8(line + c + n); }).store(blocks_start + at_block<width>(r, c, rows));
             }
-            for (; c < last; ++c) out[at_block(r, c, rows)] = sum1(w, [&](long n) { return line[c + n]; });
+            if (c < last) {
+                // Lanes beyond the last column read zeros (their results are never read).
+                sum8_one_by_one(w, [&](long n) { return load8_first(line + c + n, last - c); })
+                    .store(blocks_start + at_block<width>(r, c, rows));
+            }
         }
     }
 
     // The pass down the columns of each of a channel's parts, added to `saliency` in order
     // (the very first part of all is written, not added). The frontal detector's channels
     // have one to three parts; those counts get code of their own, with the parts unrolled.
+    template <long width>
     void down_columns(const std::vector<dlib::matrix<float, 0, 1>> &filters, dlib::array2d<float> &saliency,
                       bool first) {
         taps_.clear();
         for (const auto &filter : filters) taps_.emplace_back(filter);
         switch (filters.size()) {
-        case 1: return down_columns<1>(saliency, 0, first);
-        case 2: return down_columns<2>(saliency, 0, first);
-        case 3: return down_columns<3>(saliency, 0, first);
+        case 1: return down_columns<width, 1>(saliency, 0, first);
+        case 2: return down_columns<width, 2>(saliency, 0, first);
+        case 3: return down_columns<width, 3>(saliency, 0, first);
         default:
             for (unsigned long part = 0; part < filters.size(); ++part) {
-                down_columns<1>(saliency, part, first && part == 0);
+                down_columns<width, 1>(saliency, part, first && part == 0);
             }
         }
     }
 
-    // Parts `from` … `from + parts - 1`, a block of 8 columns at a time, down its rows.
-    template <unsigned long parts> void down_columns(dlib::array2d<float> &saliency, unsigned long from, bool first) {
+    // Parts `from` … `from + parts - 1`, a block of 16 or 8 columns at a time, down its rows.
+    template <long width, unsigned long parts>
+    void down_columns(dlib::array2d<float> &saliency, unsigned long from, bool first) {
         const long rows = saliency.nr(), columns = saliency.nc(), last_row = rows - rest, last = columns - rest;
         const Taps *w = &taps_[from];
         long c = half;
+#ifdef SIGHTLINE_WIDE_FILTER_PASSES
+        for (const long end = c + wide_blocks<width>(last) * 16; c < end; c += 16) {
+            const float *filters[parts], *top[parts];
+            for (unsigned long part = 0; part < parts; ++part) {
+                filters[part] = w[part].narrow;
+                top[part] = start(passes_[from + part]) + at_block<width>(0, c, rows);
+            }
+            wide_filter_passes::down_block<parts>(filters, top, last_row - half, &saliency[half][c],
+                                                  saliency.width_step() / sizeof(float), first);
+        }
+#endif
         for (; c < last - 7; c += 8) {
             const float *top[parts];
             for (unsigned long part = 0; part < parts; ++part) {
-                top[part] = passes_[from + part].data() + at_block(0, c, rows);
+                top[part] = start(passes_[from + part]) + at_block<width>(0, c, rows);
             }
             for (long r = half; r < last_row; ++r) {
                 float *to = &saliency[r][c];
                 dlib::simd8f sum = first ? dlib::simd8f(0) : load8(to);
                 for (unsigned long part = 0; part < parts; ++part) {
-                    const float *at = top[part] + (r - half) * 8;
-                    const dlib::simd8f term = sum8(w[part], [&](long n) { return load8(at + n * 8); });
+                    const float *at = top[part] + (r - half) * width;
+                    const dlib::simd8f term = sum8(w[part], [&](long n) { return load8(at + n * width); });
                     sum = first && part == 0 ? term : term + sum;
                 }
                 sum.store(to);
             }
         }
-        for (; c < last; ++c) {
+        if (c < last) {
+            // The columns left over lie side by side in their block's rows (with room for 8).
+            const long count = last - c;
+            const float *top[parts];
+            for (unsigned long part = 0; part < parts; ++part) {
+                top[part] = start(passes_[from + part]) + at_block<width>(0, c, rows);
+            }
             for (long r = half; r < last_row; ++r) {
                 float *to = &saliency[r][c];
-                float sum = first ? 0 : *to;
+                dlib::simd8f sum = first ? dlib::simd8f(0) : load8_first(to, count);
                 for (unsigned long part = 0; part < parts; ++part) {
-                    const float *at = passes_[from + part].data() + at_block(r - half, c, rows);
-                    const float term = sum1(w[part], [&](long n) { return at[n * 8]; });
+                    const float *at = top[part] + (r - half) * width;
+                    const dlib::simd8f term = sum8_one_by_one(w[part], [&](long n) { return load8(at + n * width); });
                     sum = first && part == 0 ? term : sum + term;
                 }
-                *to = sum;
+                store8_first(sum, to, count);
             }
         }
     }
 
+    bool wide_;                                // blocks of 16 columns, or of 8
     std::vector<std::vector<float>> passes_;  // a channel's parts after the pass along the rows
     std::vector<Taps> taps_;                   // a channel's parts' column taps
 };
