@@ -54,7 +54,7 @@ public final class Broker: @unchecked Sendable {
         try steering.connect(controlEndpoint)
         let sockets = BrokerSockets(frontend: frontendSocket, backend: backendSocket, steering: steering)
         let finished = finished
-        Thread.detachNewThread {
+        Thread.start(named: "bus-broker") {
             zmq_proxy_steerable(sockets.frontend.handle, sockets.backend.handle, nil, sockets.steering.handle)
             sockets.steering.close()
             finished.signal()

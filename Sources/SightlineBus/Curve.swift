@@ -158,7 +158,7 @@ final class ZAPHandler: @unchecked Sendable {
         {
             started = true
             let box = SocketBox(socket)
-            Thread.detachNewThread { [self] in serve(box.value) }
+            Thread.start(named: "bus-curve-auth") { [self] in serve(box.value) }
         }
         return domain
     }

@@ -14,7 +14,7 @@ final class Context: @unchecked Sendable {
     func terminate(within timeout: Duration) {
         let done = DispatchSemaphore(value: 0)
         let handle = SendableHandle(handle)
-        Thread.detachNewThread {
+        Thread.start(named: "bus-terminate") {
             zmq_ctx_term(handle.value)
             done.signal()
         }

@@ -59,7 +59,7 @@ struct RecordBenchCommand: AsyncParsableCommand {
         let result = Measured()
         let endpoint = configuration.publish
         // The recorder runs on its own thread, whose CPU time is what it costs.
-        let recorderThread = Thread {
+        Thread.start(named: "recorder-bench") {
             let cpuStart = ThreadCPUClock.seconds
             do {
                 let recorder = try Recorder(
@@ -78,7 +78,6 @@ struct RecordBenchCommand: AsyncParsableCommand {
             result.cpuSeconds = ThreadCPUClock.seconds - cpuStart
             done.signal()
         }
-        recorderThread.start()
         try await Task.sleep(for: .milliseconds(200))  // let the subscription reach the publisher
         started = ContinuousClock.now
         let counters = try await pipeline.runToCompletion()
