@@ -3,6 +3,7 @@ import Logging
 import SightlineCapture
 import SightlineCore
 import SightlineSamples
+import SightlineTesting
 import Synchronization
 import Testing
 
@@ -189,14 +190,20 @@ func corruptedCopyOfSample() throws -> URL {
 @Suite struct NetworkSourceTests {
     @Test func decodesAnHTTPStream() throws {
         let port = 20000 + Int.random(in: 0..<20000)
+        // The interpreter itself, not a launcher in front of it (pyenv's shim), so that the
+        // server is the process killed below.
+        let python = try ExternalTool.run("python3", ["-c", "import sys; print(sys.executable)"])
         let server = Process()
-        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        server.arguments = ["python3", "-m", "http.server", "--bind", "127.0.0.1", "\(port)"]
+        server.executableURL = URL(fileURLWithPath: python.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        server.arguments = ["-m", "http.server", "--bind", "127.0.0.1", "\(port)"]
         server.currentDirectoryURL = SampleMedia.faces640x480.deletingLastPathComponent()
         server.standardOutput = FileHandle.nullDevice
         server.standardError = FileHandle.nullDevice
         try server.run()
-        defer { server.terminate() }
+        // SIGKILL: a process Foundation starts from a Dispatch thread inherits that thread's
+        // blocked SIGTERM (swift-corelibs-foundation#4772), and `terminate()` left the server
+        // running after the test.
+        defer { kill(server.processIdentifier, SIGKILL) }
         let url = "http://127.0.0.1:\(port)/faces_640x480.mp4"
         var source: MediaFileSource?
         for _ in 0..<50 where source == nil {  // until the server listens

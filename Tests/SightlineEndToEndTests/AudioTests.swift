@@ -177,7 +177,9 @@ private let audioMedia: Result<String, any Error> = Result {
             "-listen", "1", "http://127.0.0.1:\(port)/live.ts",
         ]
         try server.run()
-        defer { if server.isRunning { server.terminate() } }
+        // SIGKILL: `terminate()`'s SIGTERM is blocked in a process started from a Dispatch
+        // thread (swift-corelibs-foundation#4772).
+        defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
         // Connect only once it listens: a probe would take its one client's place.
         let listening = String(format: ":%04X 00000000:0000 0A", port)
         let deadline = Date().addingTimeInterval(30)
