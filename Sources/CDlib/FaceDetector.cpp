@@ -266,6 +266,8 @@ extern "C" int sl_dlib_compiled_simd_level(void) {
 
 extern "C" int sl_cpu_supports_avx2(void) { return __builtin_cpu_supports("avx2") ? 1 : 0; }
 
+extern "C" int sl_wide_filter_passes(void) { return wide_filter_passes_available() ? 1 : 0; }
+
 extern "C" int sl_available_cpus(void) {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
