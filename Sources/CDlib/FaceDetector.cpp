@@ -138,6 +138,17 @@ extern "C" int sl_face_detector_detect_regions(sl_face_detector *detector, const
     });
 }
 
+namespace {
+// How many floats of two images of the same size differ in any bit (so -0 against 0 counts).
+long differing_floats(const dlib::array2d<float> &theirs, const dlib::array2d<float> &ours) {
+    long differing = 0;
+    for (long r = 0; r < theirs.nr(); ++r) {
+        for (long c = 0; c < theirs.nc(); ++c) differing += std::memcmp(&theirs[r][c], &ours[r][c], sizeof(float)) != 0;
+    }
+    return differing;
+}
+}  // namespace
+
 extern "C" long sl_pyramid_mismatches(const uint8_t *pixels, int width, int height, ptrdiff_t bytes_per_row) {
     // Every level of the image's pyramid_down<6> pyramid, dlib's against PyramidStep's built
     // whole, in two bands of rows, and in a rectangle that starts and ends mid-group.
@@ -195,11 +206,7 @@ extern "C" long sl_filter_mismatches(const uint8_t *pixels, int width, int heigh
                 for (SeparableFilters *filters : {&narrow, &wide}) {
                     mismatches += area != filters->apply(filter, feats, ours);
                     if (theirs.nr() != ours.nr() || theirs.nc() != ours.nc()) return -1;
-                    for (long r = 0; r < theirs.nr(); ++r) {
-                        for (long c = 0; c < theirs.nc(); ++c) {
-                            mismatches += std::memcmp(&theirs[r][c], &ours[r][c], sizeof(float)) != 0;
-                        }
-                    }
+                    mismatches += differing_floats(theirs, ours);
                 }
             }
         }
@@ -231,15 +238,8 @@ extern "C" long sl_fhog_mismatches(const uint8_t *pixels, int width, int height,
             features.extract(crop, ours, rows_padding, columns_padding);
             if (theirs.size() != ours.size()) return -1;
             for (unsigned long plane = 0; plane < theirs.size(); ++plane) {
-                if (theirs[plane].nr() != ours[plane].nr() || theirs[plane].nc() != ours[plane].nc()) {
-                    mismatches += 1000;
-                    continue;
-                }
-                for (long r = 0; r < theirs[plane].nr(); ++r) {
-                    for (long c = 0; c < theirs[plane].nc(); ++c) {
-                        mismatches += std::memcmp(&theirs[plane][r][c], &ours[plane][r][c], sizeof(float)) != 0;
-                    }
-                }
+                const bool same_size = theirs[plane].nr() == ours[plane].nr() && theirs[plane].nc() == ours[plane].nc();
+                mismatches += same_size ? differing_floats(theirs[plane], ours[plane]) : 1000;
             }
         }
         pyramid(level, next);
