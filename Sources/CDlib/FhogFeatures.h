@@ -74,7 +74,8 @@ private:
             directions[6] = -0.5000, 0.8660;
             directions[7] = -0.7660, 0.6428;
             directions[8] = -0.9397, 0.3420;
-            std::vector<uint8_t> bins(gradients * gradients);
+            // 3 bytes to spare at the end, for `bin_offsets`' 4-byte reads.
+            std::vector<uint8_t> bins(gradients * gradients + 3);
             for (int gy = -255; gy <= 255; ++gy) {
                 for (int gx = -255; gx <= 255; ++gx) {
                     dlib::matrix<float, 2, 1> grad;
@@ -137,6 +138,7 @@ private:
         const dlib::simd8f xp = (first + 0.5) / 8.0f + 0.5;
         const dlib::simd8f vx0 = xp - dlib::simd8i(xp);
         const dlib::simd8f vx1 = 1.0f - vx0;
+        const int stride = 2 * width_;  // from one bin's pairs to the next one's
         int band = 0;  // the gy of the rows in pairs_
         for (int y = 1; y < visible_rows; ++y) {
             const float yp = (static_cast<float>(y) + 0.5) / 8.0f - 0.5;
@@ -159,7 +161,7 @@ private:
                 const dlib::simd8f to_right = vx0 * v, to_left = vx1 * v;
                 interleave(vy1 * to_left, vy0 * to_left, left_.data() + 2 * x);
                 interleave(vy1 * to_right, vy0 * to_right, right_.data() + 2 * x);
-                ((gy + 255) * gradients + gx + 255).store(offsets_.data() + x);
+                bin_offsets(orientation.data(), (gy + 255) * gradients + gx + 255, stride).store(offsets_.data() + x);
             }
             for (; x < visible_columns; ++x) {
                 const int gx = static_cast<int>(line[x + 1]) - line[x - 1];
@@ -172,13 +174,29 @@ private:
                 left_[2 * x + 1] = vy0 * to_left * v;
                 right_[2 * x] = vy1 * to_right * v;
                 right_[2 * x + 1] = vy0 * to_right * v;
-                offsets_[x] = (gy + 255) * gradients + gx + 255;
+                offsets_[x] = orientation[(gy + 255) * gradients + gx + 255] * stride;
             }
-            for (x = 1; x < visible_columns; ++x) offsets_[x] = orientation[offsets_[x]] * width_ * 2;
             add_row(visible_columns);
         }
         next_band(band);
         next_band(band + 1);
+    }
+
+    // Where in pairs_ the bins of 8 pixels start, from their gradients' places in the table.
+    static dlib::simd8i bin_offsets(const uint8_t *table, const dlib::simd8i &gradient, int stride) {
+#if defined(__AVX2__)
+        // 4 bytes read at each place, the first kept: a gather instead of 8 loads and stores.
+        const __m256i bins = _mm256_and_si256(
+            _mm256_i32gather_epi32(reinterpret_cast<const int *>(table), gradient, 1), _mm256_set1_epi32(0xff));
+        return _mm256_mullo_epi32(bins, _mm256_set1_epi32(stride));
+#else
+        int32_t lanes[8];
+        gradient.store(lanes);
+        for (int32_t &lane : lanes) lane = table[lane] * stride;
+        dlib::simd8i offsets;
+        offsets.load(lanes);
+        return offsets;
+#endif
     }
 
     // Lanes of `upper` and `lower` as 8 (upper, lower) pairs.
@@ -343,7 +361,7 @@ private:
     std::vector<float> block_factor_;  // n of the block at [row][column]
     std::vector<float> pairs_;         // [bin][cell column][upper, lower] of the current band
     std::vector<float> left_, right_;  // a row's pixels' (upper, lower) weights for cell g, g + 1
-    std::vector<int32_t> offsets_;     // a row's pixels' gradients, then their bins' offsets
+    std::vector<int32_t> offsets_;     // where a row's pixels' bins start in pairs_
 };
 
 #endif
