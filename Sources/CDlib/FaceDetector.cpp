@@ -183,7 +183,9 @@ extern "C" long sl_filter_mismatches(const uint8_t *pixels, int width, int heigh
     // 8-column blocks, odd or even, and of columns left over after them comes up), dlib's
     // apply_filters_to_fhog against SeparableFilters, 8 columns at a time and (where the CPU
     // has AVX-512) 16: pixels that differ in any bit, plus one for each level whose output
-    // area differs.
+    // area differs. Then once more on features of zeros, with the first filter's row taps
+    // made negative and its column taps positive, so that every product is -0 and dlib's
+    // saliency, +0 everywhere, is the sign of a zero that SeparableFilters must put right.
     const dlib::frontal_face_detector detector = embedded_detector();
     const auto &scanner = detector.get_scanner();
     const long cell = scanner.get_cell_size();
@@ -212,6 +214,24 @@ extern "C" long sl_filter_mismatches(const uint8_t *pixels, int width, int heigh
         }
         pyramid(level, next);
         dlib::swap(level, next);
+    }
+    auto negative = detector.get_processed_w(0).get_detect_argument();
+    for (auto &parts : negative.row_filters) {
+        for (auto &taps : parts) taps = -dlib::abs(taps);
+    }
+    for (auto &parts : negative.col_filters) {
+        for (auto &taps : parts) taps = dlib::abs(taps);
+    }
+    dlib::array<dlib::array2d<float>> zeros(31);  // dlib's HOG planes
+    for (auto &plane : zeros) {
+        // 45 columns of output: two blocks of 16, then one of dlib's 8 and 5 one by one.
+        plane.set_size(scanner.get_fhog_window_height() + 20, scanner.get_fhog_window_width() + 44);
+        dlib::assign_all_pixels(plane, 0.0f);
+    }
+    const dlib::rectangle area = dlib::impl::apply_filters_to_fhog(negative, zeros, theirs);
+    for (SeparableFilters *filters : {&narrow, &wide}) {
+        mismatches += area != filters->apply(negative, zeros, ours);
+        mismatches += differing_floats(theirs, ours);
     }
     return mismatches;
 }

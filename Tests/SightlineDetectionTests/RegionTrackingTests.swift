@@ -22,7 +22,7 @@ import Testing
 
     /// The filters' responses are dlib's, bit for bit, on every level and on crops of it that
     /// leave every number of columns over (also the SSE2 build's, and 16 columns at a time
-    /// where the CPU has AVX-512).
+    /// where the CPU has AVX-512), and where every product in a sum is -0.
     @Test(arguments: [SampleMedia.faces640x480, SampleMedia.faces1280x720])
     func filterResponsesAreDlibsBitForBit(clip: URL) throws {
         for frame in try sampleFrames(clip).enumerated().filter({ $0.offset % 60 == 0 }).map(\.element) {
