@@ -239,11 +239,13 @@ extern "C" long sl_filter_mismatches(const uint8_t *pixels, int width, int heigh
 extern "C" long sl_fhog_mismatches(const uint8_t *pixels, int width, int height, ptrdiff_t bytes_per_row) {
     // Every level of the image's pyramid whole, then crops of it 1 to 8 columns narrower
     // (each puts a different number of columns in dlib's one-by-one tail) and starting lower
-    // and further right, as a region scan's crops do; with the detector's 10x10 padding.
+    // and further right, as a region scan's crops do; with the detector's 10x10 padding. Each
+    // crop's features go into planes that first took those of its negative (the same size),
+    // as a scan's planes take frame after frame.
     const dlib::frontal_face_detector detector = embedded_detector();
     const auto &scanner = detector.get_scanner();
     const int rows_padding = scanner.get_fhog_window_height(), columns_padding = scanner.get_fhog_window_width();
-    dlib::array2d<unsigned char> level, next;
+    dlib::array2d<unsigned char> level, next, negative;
     dlib::assign_image(level, LumaView{pixels, height, width, static_cast<long>(bytes_per_row)});
     dlib::array<dlib::array2d<float>> theirs, ours;
     FhogFeatures features;
@@ -255,6 +257,12 @@ extern "C" long sl_fhog_mismatches(const uint8_t *pixels, int width, int height,
             const long top = cut * 3, left = cut * 5;
             const LumaView crop{&level[top][left], level.nr() - top - cut, level.nc() - left - cut, level.nc()};
             dlib::extract_fhog_features(crop, theirs, 8, rows_padding, columns_padding);
+            negative.set_size(crop.rows, crop.columns);
+            for (long r = 0; r < crop.rows; ++r) {
+                for (long c = 0; c < crop.columns; ++c) negative[r][c] = 255 - crop.pixels[r * crop.bytes_per_row + c];
+            }
+            features.extract(LumaView{&negative[0][0], crop.rows, crop.columns, crop.columns}, ours, rows_padding,
+                             columns_padding);
             features.extract(crop, ours, rows_padding, columns_padding);
             if (theirs.size() != ours.size()) return -1;
             for (unsigned long plane = 0; plane < theirs.size(); ++plane) {

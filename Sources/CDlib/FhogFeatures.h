@@ -36,7 +36,7 @@ public:
     using Features = dlib::array<dlib::array2d<float>>;
 
     // What `dlib::extract_fhog_features(image, hog, 8, rows_padding, columns_padding)`
-    // writes into `hog`.
+    // writes into `hog`, which holds nothing or what this class or dlib wrote into it.
     void extract(const LumaView &image, Features &hog, int rows_padding, int columns_padding) {
         cells_rows_ = static_cast<int>(static_cast<float>(image.rows) / 8.0f + 0.5f);
         cells_columns_ = static_cast<int>(static_cast<float>(image.columns) / 8.0f + 0.5f);
@@ -56,6 +56,7 @@ public:
 
 private:
     static constexpr int bins = 18;
+    static constexpr unsigned long planes = 31;  // dlib's HOG features per cell
     static constexpr int gradients = 511;  // -255 … 255
 
     // The orientation dlib snaps the integer gradient (gx, gy) to, at
@@ -256,7 +257,12 @@ private:
     // as dlib's last two loops.
     void normalise(Features &hog, int rows_padding, int columns_padding) {
         const int hog_rows = cells_rows_ - 2, hog_columns = cells_columns_ - 2;
-        dlib::impl_fhog::init_hog(hog, hog_rows, hog_columns, rows_padding, columns_padding);
+        // Planes already of this size keep the zero borders this class or dlib gave them, as
+        // only the inside is written: zeroing them again cost thousands of short memsets a frame.
+        if (hog.size() != planes || hog[0].nr() != hog_rows + rows_padding - 1 ||
+            hog[0].nc() != hog_columns + columns_padding - 1) {
+            dlib::impl_fhog::init_hog(hog, hog_rows, hog_columns, rows_padding, columns_padding);
+        }
         const int row_offset = (rows_padding - 1) / 2, column_offset = (columns_padding - 1) / 2;
 
         // norm[r][c]: the sum over 9 orientations of (bin o + bin o + 9) squared, in order.
