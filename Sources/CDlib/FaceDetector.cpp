@@ -241,14 +241,15 @@ extern "C" long sl_fhog_mismatches(const uint8_t *pixels, int width, int height,
     // (each puts a different number of columns in dlib's one-by-one tail) and starting lower
     // and further right, as a region scan's crops do; with the detector's 10x10 padding. Each
     // crop's features go into planes that first took those of its negative (the same size),
-    // as a scan's planes take frame after frame.
+    // as a scan's planes take frame after frame; a row's pixels 8 at a time and (where the CPU
+    // has AVX-512) 16.
     const dlib::frontal_face_detector detector = embedded_detector();
     const auto &scanner = detector.get_scanner();
     const int rows_padding = scanner.get_fhog_window_height(), columns_padding = scanner.get_fhog_window_width();
     dlib::array2d<unsigned char> level, next, negative;
     dlib::assign_image(level, LumaView{pixels, height, width, static_cast<long>(bytes_per_row)});
     dlib::array<dlib::array2d<float>> theirs, ours;
-    FhogFeatures features;
+    FhogFeatures narrow(false), wide(true);
     dlib::pyramid_down<6> pyramid;
     long mismatches = 0;
     while (level.nr() >= scanner.get_min_pyramid_layer_height() &&
@@ -261,13 +262,16 @@ extern "C" long sl_fhog_mismatches(const uint8_t *pixels, int width, int height,
             for (long r = 0; r < crop.rows; ++r) {
                 for (long c = 0; c < crop.columns; ++c) negative[r][c] = 255 - crop.pixels[r * crop.bytes_per_row + c];
             }
-            features.extract(LumaView{&negative[0][0], crop.rows, crop.columns, crop.columns}, ours, rows_padding,
-                             columns_padding);
-            features.extract(crop, ours, rows_padding, columns_padding);
-            if (theirs.size() != ours.size()) return -1;
-            for (unsigned long plane = 0; plane < theirs.size(); ++plane) {
-                const bool same_size = theirs[plane].nr() == ours[plane].nr() && theirs[plane].nc() == ours[plane].nc();
-                mismatches += same_size ? differing_floats(theirs[plane], ours[plane]) : 1000;
+            for (FhogFeatures *features : {&narrow, &wide}) {
+                features->extract(LumaView{&negative[0][0], crop.rows, crop.columns, crop.columns}, ours,
+                                  rows_padding, columns_padding);
+                features->extract(crop, ours, rows_padding, columns_padding);
+                if (theirs.size() != ours.size()) return -1;
+                for (unsigned long plane = 0; plane < theirs.size(); ++plane) {
+                    const bool same_size =
+                        theirs[plane].nr() == ours[plane].nr() && theirs[plane].nc() == ours[plane].nc();
+                    mismatches += same_size ? differing_floats(theirs[plane], ours[plane]) : 1000;
+                }
             }
         }
         pyramid(level, next);
@@ -294,7 +298,7 @@ extern "C" int sl_dlib_compiled_simd_level(void) {
 
 extern "C" int sl_cpu_supports_avx2(void) { return __builtin_cpu_supports("avx2") ? 1 : 0; }
 
-extern "C" int sl_wide_filter_passes(void) { return wide_filter_passes_available() ? 1 : 0; }
+extern "C" int sl_avx512_kernels(void) { return avx512_kernels_available() ? 1 : 0; }
 
 extern "C" int sl_available_cpus(void) {
     cpu_set_t set;

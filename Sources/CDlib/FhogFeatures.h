@@ -16,6 +16,9 @@
 //   additions (row after row, left to right, as dlib's) but puts other cells between two
 //   additions to the same cell, so none waits for the last; a pixel's additions to the
 //   cell above and the one below are one 2-float addition.
+// - Where the CPU has AVX-512, a row's gradients and weights are formed 16 pixels at a time
+//   (`WideFhogGradients.h`), each lane with the same operations, and the bins looked up
+//   with one gather.
 // - The normalisation runs across 8 cells at once, each lane doing one cell's dlib
 //   arithmetic: the same sums in the same order, and dlib's horizontal sum of 4 lanes as
 //   the same two additions its build makes.
@@ -30,10 +33,14 @@
 #include <vector>
 
 #include "ShimSupport.h"
+#include "WideFhogGradients.h"
 
 class FhogFeatures {
 public:
     using Features = dlib::array<dlib::array2d<float>>;
+
+    // `wide`: a row's pixels 16 at a time, where the CPU has AVX-512 (a test runs both).
+    explicit FhogFeatures(bool wide = avx512_kernels_available()) : wide_(wide && avx512_kernels_available()) {}
 
     // What `dlib::extract_fhog_features(image, hog, 8, rows_padding, columns_padding)`
     // writes into `hog`, which holds nothing or what this class or dlib wrote into it.
@@ -140,6 +147,11 @@ private:
         const dlib::simd8f vx0 = xp - dlib::simd8i(xp);
         const dlib::simd8f vx1 = 1.0f - vx0;
         const int stride = 2 * width_;  // from one bin's pairs to the next one's
+        float vx0_wide[16], vx1_wide[16];  // vx0 and vx1 for 16 pixels: two groups of 8
+        vx0.store(vx0_wide);
+        vx0.store(vx0_wide + 8);
+        vx1.store(vx1_wide);
+        vx1.store(vx1_wide + 8);
         int band = 0;  // the gy of the rows in pairs_
         for (int y = 1; y < visible_rows; ++y) {
             const float yp = (static_cast<float>(y) + 0.5) / 8.0f - 0.5;
@@ -154,6 +166,12 @@ private:
             const uint8_t *line = image.pixels + y * image.bytes_per_row;
             const uint8_t *below = image.pixels + (y + 1) * image.bytes_per_row;
             int x = 1;
+#ifdef SIGHTLINE_AVX512_KERNELS
+            if (wide_) {
+                x = wide_fhog::gradients(above, line, below, x, simd_end, vx0_wide, vx1_wide, vy1, vy0,
+                                         orientation.data(), stride, left_.data(), right_.data(), offsets_.data());
+            }
+#endif
             for (; x < simd_end; x += 8) {
                 const dlib::simd8i gx = load8(line + x + 1) - load8(line + x - 1);
                 const dlib::simd8i gy = load8(below + x) - load8(above + x);
@@ -360,6 +378,7 @@ private:
         return v;
     }
 
+    bool wide_;  // 16 pixels at a time
     int cells_rows_ = 0, cells_columns_ = 0, width_ = 0;
     std::vector<float> histograms_;    // [cell row][bin][cell column], one cell of border
     std::vector<float> norms_;         // [cell row][cell column]

@@ -33,8 +33,8 @@ public:
     using FilterBank = dlib::scan_fhog_pyramid<dlib::pyramid_down<6>>::fhog_filterbank;
 
     // `wide`: 16 columns at a time, where the CPU has AVX-512 (a test runs both).
-    explicit SeparableFilters(bool wide = wide_filter_passes_available())
-        : wide_(wide && wide_filter_passes_available()) {}
+    explicit SeparableFilters(bool wide = avx512_kernels_available())
+        : wide_(wide && avx512_kernels_available()) {}
 
     // What `dlib::impl::apply_filters_to_fhog(filters, feats, saliency)` returns and writes.
     dlib::rectangle apply(const FilterBank &filters, const dlib::array<dlib::array2d<float>> &feats,
@@ -184,7 +184,7 @@ private:
         const long rows = in.nr(), columns = in.nc(), last = columns - rest;
         out.resize(((last - half + width - 1) / width) * rows * width + cache_line / sizeof(float));
         float *const blocks_start = start(out);
-#ifdef SIGHTLINE_WIDE_FILTER_PASSES
+#ifdef SIGHTLINE_AVX512_KERNELS
         if constexpr (width == 16) {
             wide_filter_passes::along_rows(w.narrow, &in[0][0], in.width_step() / sizeof(float), rows, last - half,
                                            blocks_start, rows * width);
@@ -232,7 +232,7 @@ private:
         const long rows = saliency.nr(), columns = saliency.nc(), last_row = rows - rest, last = columns - rest;
         const Taps *w = &taps_[from];
         long c = half;
-#ifdef SIGHTLINE_WIDE_FILTER_PASSES
+#ifdef SIGHTLINE_AVX512_KERNELS
         if constexpr (width == 16) {
             for (; c < last; c += 16) {
                 const float *filters[parts], *top[parts];

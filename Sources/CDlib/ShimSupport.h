@@ -65,4 +65,21 @@ template <typename Result, typename Body> Result guarded(char *error, size_t cap
     return failure;
 }
 
+// The AVX-512 kernels (`WideFilterPasses.h`, `WideFhogGradients.h`) are compiled wherever
+// clang targets x86-64, whatever instruction set the build is for, and run only where the
+// CPU has AVX-512.
+#if defined(__x86_64__) && defined(__clang__)
+#include <immintrin.h>
+#define SIGHTLINE_AVX512_KERNELS 1
+#endif
+
+inline bool avx512_kernels_available() {
+#ifdef SIGHTLINE_AVX512_KERNELS
+    static const bool available = __builtin_cpu_supports("avx512f");
+    return available;
+#else
+    return false;
+#endif
+}
+
 #endif

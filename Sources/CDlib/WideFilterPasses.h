@@ -10,13 +10,12 @@
 // blocks go in one more register, whose lanes take dlib's sums for a block and for columns
 // one by one side by side, through masks (`sum16`). The binary is built for AVX2 at most, so
 // these functions carry AVX-512 as a target of their own and run only where the CPU has it
-// (`wide_filter_passes_available`). They take raw pointers and call nothing but intrinsics
+// (`avx512_kernels_available`). They take raw pointers and call nothing but intrinsics
 // and each other, so no inline function of the rest of the program is ever compiled for
 // AVX-512.
-#if defined(__x86_64__) && defined(__clang__)
-#include <immintrin.h>
+#include "ShimSupport.h"
 
-#define SIGHTLINE_WIDE_FILTER_PASSES 1
+#ifdef SIGHTLINE_AVX512_KERNELS
 #define SIGHTLINE_AVX512 __attribute__((target("avx512f"), always_inline)) inline
 
 namespace wide_filter_passes {
@@ -135,14 +134,5 @@ __attribute__((target("avx512f"))) inline void down_block(const float *const *fi
 
 #undef SIGHTLINE_AVX512
 #endif
-
-inline bool wide_filter_passes_available() {
-#ifdef SIGHTLINE_WIDE_FILTER_PASSES
-    static const bool available = __builtin_cpu_supports("avx512f");
-    return available;
-#else
-    return false;
-#endif
-}
 
 #endif

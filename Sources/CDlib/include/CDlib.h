@@ -125,8 +125,9 @@ int sl_face_describer_compute(sl_face_describer *describer, const uint8_t *rgb, 
 int sl_dlib_compiled_simd_level(void);
 /// Whether the CPU running this process supports AVX2.
 int sl_cpu_supports_avx2(void);
-/// Whether the detector's filters run 16 columns at a time here (the CPU has AVX-512).
-int sl_wide_filter_passes(void);
+/// Whether the detector's AVX-512 kernels run here (the CPU has AVX-512): the filters 16
+/// columns at a time, the HOG gradients 16 pixels.
+int sl_avx512_kernels(void);
 /// The CPUs this process may run on (its affinity mask, as `taskset` sets it).
 int sl_available_cpus(void);
 

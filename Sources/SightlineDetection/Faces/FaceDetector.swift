@@ -247,10 +247,11 @@ public final class FaceDetector {
     public struct InstructionSet: Sendable, CustomStringConvertible {
         public let compiledForAVX2: Bool
         public let cpuHasAVX2: Bool
-        /// The filters go 16 columns at a time: the CPU has AVX-512, whatever the build.
-        public let wideFilters: Bool
-        /// The build's set, `+AVX-512` when the filters use it (one word, for the start line).
-        public var description: String { (compiledForAVX2 ? "AVX2" : "SSE2") + (wideFilters ? "+AVX-512" : "") }
+        /// The filters go 16 columns at a time and the HOG gradients 16 pixels: the CPU has
+        /// AVX-512, whatever the build.
+        public let avx512Kernels: Bool
+        /// The build's set, `+AVX-512` when the kernels use it (one word, for the start line).
+        public var description: String { (compiledForAVX2 ? "AVX2" : "SSE2") + (avx512Kernels ? "+AVX-512" : "") }
 
         /// A line to log at start-up when the detector runs slower than it could, else nil.
         public var fallbackNotice: String? {
@@ -298,7 +299,7 @@ public final class FaceDetector {
     public static var instructionSet: InstructionSet {
         InstructionSet(
             compiledForAVX2: sl_dlib_compiled_simd_level() >= 2, cpuHasAVX2: sl_cpu_supports_avx2() != 0,
-            wideFilters: sl_wide_filter_passes() != 0)
+            avx512Kernels: sl_avx512_kernels() != 0)
     }
 
     /// A binary built for AVX2 would die of an illegal instruction on a CPU without it:
