@@ -16,9 +16,9 @@
 //   additions (row after row, left to right, as dlib's) but puts other cells between two
 //   additions to the same cell, so none waits for the last; a pixel's additions to the
 //   cell above and the one below are one 2-float addition.
-// - Where the CPU has AVX-512, a row's gradients and weights are formed 16 pixels at a time
-//   (`WideFhogGradients.h`), each lane with the same operations, and the bins looked up
-//   with one gather.
+// - The bins of 8 pixels are looked up in one gather; where the CPU has AVX-512, a row's
+//   gradients, weights and bins go 16 pixels at a time (`WideFhogGradients.h`), each lane
+//   with the same operations.
 // - The normalisation runs across 8 cells at once, each lane doing one cell's dlib
 //   arithmetic: the same sums in the same order, and dlib's horizontal sum of 4 lanes as
 //   the same two additions its build makes.
@@ -82,7 +82,7 @@ private:
             directions[6] = -0.5000, 0.8660;
             directions[7] = -0.7660, 0.6428;
             directions[8] = -0.9397, 0.3420;
-            // 3 bytes to spare at the end, for `bin_offsets`' 4-byte reads.
+            // 3 bytes to spare at the end, for the gathers' 4-byte reads.
             std::vector<uint8_t> bins(gradients * gradients + 3);
             for (int gy = -255; gy <= 255; ++gy) {
                 for (int gx = -255; gx <= 255; ++gx) {

@@ -125,6 +125,17 @@ import Testing
         configuration.metadataInRate = 50
         let detected = Mutex(0)  // the frame the detector's group is timed at
         let (messages, counters) = try await run(configuration, kinds: [.metadata, .video]) { pipeline in
+            /// Groups the input has taken in so far, accepted or rejected.
+            func takenIn() -> Int {
+                let counters = pipeline.counters.metadataIn
+                return (counters?.accepted ?? 0) + (counters?.rejected.values.reduce(0, +) ?? 0)
+            }
+            /// Waits until `done`, a minute at most: a group lost on the way then fails the
+            /// counts below instead of hanging the run.
+            func waitUntil(_ done: () -> Bool) async throws {
+                let deadline = ContinuousClock.now + .seconds(60)
+                while !done() && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            }
             let client = try Socket(type: ZMQ_PUB)
             try client.connect(input)
             let topic = Array("metadata/cam1/".utf8)
@@ -171,7 +182,15 @@ import Testing
                     "bad",
                     "{\"identifier\":\"mdta/com.example.x\",\"dataType\":\"utf8\",\"value\":\"\(String(repeating: "x", count: 300_000))\"}"
                 ))
+            // Each of those refused: the input has taken in everything sent so far (it reads
+            // one connection in order).
+            let refused = [
+                "notJSON", "unsupportedVersion", "wrongFrameCount", "unknownIdentifier", "unknownDataType",
+                "malformed", "oversized",
+            ]
+            try await waitUntil { refused.allSatisfy { (pipeline.counters.metadataIn?.rejected[$0] ?? 0) > 0 } }
             try await Task.sleep(for: .milliseconds(1100))  // a full bucket for the flood
+            let beforeFlood = takenIn()
             for index in 0..<300 {
                 try send(
                     group(
@@ -179,7 +198,10 @@ import Testing
                         "{\"identifier\":\"mdta/com.example.haar-faces\",\"dataType\":\"utf8\",\"value\":\"\(index)\"}")
                 )
             }
-            try await Task.sleep(for: .milliseconds(300))
+            // All of the flood taken in before the client goes and the run stops: on a loaded
+            // machine, groups still queued then were lost (closing drops what has not left
+            // once its linger is over, and a stopped input takes nothing more in).
+            try await waitUntil { takenIn() >= beforeFlood + 300 }
             client.close()
             // Past the detector's group, however slowly this machine got here; then stop.
             while pipeline.counters.framesIn < max(200, detectedFrame + 60) {
