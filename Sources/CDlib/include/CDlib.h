@@ -63,12 +63,15 @@ long sl_pyramid_mismatches(const uint8_t *pixels, int width, int height, ptrdiff
 /// For tests: how many saliency pixels of the detector's filters, over every level of the
 /// image's pyramid and crops of each 1 to 15 HOG cells narrower, 8 columns at a time and
 /// (where the CPU has AVX-512) 16, differ in any bit from dlib's `apply_filters_to_fhog`
-/// (plus one for each output area that differs; -1 when the sizes differ).
+/// (plus one for each output area that differs; -1 when the sizes differ); then on features
+/// of zeros with a filter whose every product is -0.
 long sl_filter_mismatches(const uint8_t *pixels, int width, int height, ptrdiff_t bytes_per_row);
 
 /// For tests: how many HOG features the detector extracts, over every level of the image's
-/// pyramid and crops of each that end in every column position, differ in any bit from
-/// dlib's `extract_fhog_features` (plus 1,000 for each plane whose size differs).
+/// pyramid and crops of each that end in every column position, 8 pixels at a time and
+/// (where the CPU has AVX-512) 16, each into planes that held another image's features,
+/// differ in any bit from dlib's `extract_fhog_features` (plus 1,000 for each plane whose
+/// size differs).
 long sl_fhog_mismatches(const uint8_t *pixels, int width, int height, ptrdiff_t bytes_per_row);
 
 /// dlib's shape predictor: the 5 landmarks of `shape_predictor_5_face_landmarks.dat`
