@@ -317,7 +317,8 @@ public final class Recorder {
         guard let writer, let fileStart = fileVideoStart else { return }
         do {
             try audio.write(
-                until: until, to: writer, track: fileAudio?.track, trackFormat: fileAudio?.format, fileStart: fileStart,
+                until: until, newestVideo: newestVideoTime, to: writer, track: fileAudio?.track,
+                trackFormat: fileAudio?.format, fileStart: fileStart,
                 counters: &counters)
         } catch {
             counters.audioDropped["malformed", default: 0] += 1

@@ -13,8 +13,8 @@ import SightlineMovie
 /// of up to a second) is dropped; a gap lengthens the frame before it, so what follows
 /// stays in step with the video, however long the sound was away (a microphone unplugged
 /// for a minute, a stream's audio lost); a step back of more than a second, or a gap of
-/// more than ten seconds past the last video frame, is a new clock, and the audio is
-/// timed on from where it was (re-based). Each is counted, and no sample ends up with a
+/// over ten seconds that ends over ten seconds past the newest video frame, is a new
+/// clock, and the audio is timed on from where it was (re-based). Each is counted, and no sample ends up with a
 /// negative or zero duration.
 ///
 /// Not thread-safe: the recorder's thread.
@@ -54,10 +54,11 @@ struct RecorderAudio {
     }
 
     /// Gives `writer`'s sound track `track` (nil: the file has none) the frames heard
-    /// before `until` (nil: all), leaving out those before `fileStart`.
+    /// before `until` (nil: all), leaving out those before `fileStart`. `newestVideo`: the
+    /// newest video frame the recorder has, on whose clock the sound must stay.
     mutating func write(
-        until: MediaTime?, to writer: MovieWriter, track: Int?, trackFormat: AudioFormat?, fileStart: MediaTime,
-        counters: inout RecorderCounters
+        until: MediaTime?, newestVideo: MediaTime?, to writer: MovieWriter, track: Int?, trackFormat: AudioFormat?,
+        fileStart: MediaTime, counters: inout RecorderCounters
     ) throws {
         while let next = pending.first, until.map({ next.time + offset < $0 }) ?? true {
             pending.removeFirst()
@@ -81,10 +82,12 @@ struct RecorderAudio {
                 let end = previous.time + MediaTime(value: Int64(previous.duration), timescale: time.timescale)
                 let gap = time - end
                 let halfFrame = MediaTime(value: duration.value / 2, timescale: time.timescale)
-                // Before a video frame (`until`), a gap of any length is time the sound
-                // was away on the video's clock; only past the video is a long one taken
-                // for another clock.
-                if gap.seconds < -1 || (until == nil && gap.seconds > 10) {
+                // A gap of any length that ends before or near the newest video frame is
+                // time the sound was away on the video's clock, even when it is written
+                // only as the recording stops (the video may lag the sound by seconds);
+                // only one that ends over ten seconds past the video is another clock.
+                let pastVideo = newestVideo.map { (time - $0).seconds } ?? gap.seconds
+                if gap.seconds < -1 || (gap.seconds > 10 && pastVideo > 10) {
                     // Another clock: go on from where the audio was.
                     counters.audioJumps += 1
                     offset = offset + (end - time)

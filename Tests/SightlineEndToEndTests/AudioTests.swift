@@ -4,6 +4,7 @@ import SightlineCapture
 import SightlineCore
 import SightlineMovie
 import SightlinePipeline
+import SightlineRecorder
 import SightlineTesting
 import Testing
 
@@ -252,6 +253,54 @@ private let audioMedia: Result<String, any Error> = Result {
         for (onset, second) in zip(sync.onsets, heard) {
             #expect(abs(onset - second) <= 1.0 / 30, "a tone at \(onset) s, its flash at \(second) s")
         }
+    }
+
+    /// The sound back after a long gap reaches the recorder only as it stops, past the last
+    /// video frame it has (the video lagging the sound, as an encoder on a busy machine does):
+    /// 1.5 s past it, the sound is still on the video's clock and the gap is kept; 12.5 s
+    /// past it, it is another clock and goes on from where the sound was.
+    @Test(arguments: [(17.0, 22.0, 15.0), (6.0, 7.0, 0.0)])
+    func soundBackAfterTheLastVideoFrameKeepsItsClock(videoUntil: Double, soundSeconds: Double, gapSeconds: Double)
+        async throws
+    {
+        let endpoint = try Endpoint("inproc://audio-gap-\(Int(videoUntil))")
+        var configuration = PipelineConfiguration(source: try clip("gap_audio.ts"))
+        configuration.sourceID = "gap"
+        configuration.publish = endpoint
+        configuration.detect = [.barcodes]
+        configuration.video = .always
+        configuration.waitForSubscriber = .seconds(20)
+        let pipeline = try AnalysisPipeline(configuration: configuration, logger: logger)
+        let subscriber = try Subscriber(
+            endpoints: [endpoint], topics: Subscriber.topics(kinds: [.video, .audio, .status], source: "gap"))
+        _ = try await pipeline.runToCompletion()
+        let received = try subscriber.collect { $0.last?.message.status?.state == .stopped }
+        let videoTimes = received.filter { $0.message.kind == .video }.compactMap { $0.message.time?.seconds }
+        try #require(videoTimes.count == 660)
+
+        // The video after `videoUntil` never reaches the recorder; the stopped status finishes it.
+        let recorder = try Recorder(
+            configuration: RecorderConfiguration(sourceID: "gap", directory: directory.file("gap\(Int(videoUntil))")),
+            logger: logger)
+        for message in received {
+            if message.message.kind == .video, let time = message.message.time?.seconds,
+                time - videoTimes[0] > videoUntil
+            {
+                continue
+            }
+            recorder.handle(message)
+        }
+        let file = try #require(recorder.counters.files.first)
+        #expect(recorder.counters.audioJumps == 1)
+        // The sound track holds all the sound; it is shown for as long as the video.
+        let sound = try #require(try MovieReader(path: file).tracks.first { $0.mediaType == "soun" })
+        #expect(abs(sound.mediaDuration.seconds - soundSeconds) < 0.1, "the sound lasts \(sound.mediaDuration) s")
+        let stream = try #require(try audioStream(file))
+        #expect(abs(stream.duration - videoUntil) < 0.1, "ffprobe: the sound lasts \(stream.duration) s")
+        #expect(try audioDecodes(file))
+        // The frame before the gap lasts until the sound came back, or as long as it is.
+        let longest = Double(sound.samples.map(\.duration).max() ?? 0) / Double(sound.timescale)
+        #expect(abs(longest - max(gapSeconds, 1024.0 / 48000)) < 0.05, "the longest audio frame lasts \(longest) s")
     }
 
     /// A stream whose audio is damaged: what cannot be decoded is counted, the video and
