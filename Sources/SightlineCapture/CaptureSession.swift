@@ -83,14 +83,14 @@ public final class CaptureSession: Sendable {
                 continuation.resume(returning: Result { try captureLoop() })
             }
         }
-        let stopped = (try? result.get()) == .stopped
-        for output in outputs { await output.drain(discardWaiting: stopped) }
+        for output in outputs { await output.drain() }
         return try result.get()
     }
 
     /// Asks the capture thread to stop; `run()` then returns `.stopped`. Any thread.
     public func stop() {
         stopRequested.store(true, ordering: .releasing)
+        for output in outputs { output.discardWaitingFrames() }
         source.value.cancel()
     }
 

@@ -64,7 +64,11 @@ public final class FrameDataOutput: Sendable {
     /// `maximumFramesInFlight` is set.
     public func offer(_ frame: VideoFrame) {
         slots?.wait()
-        let start: Bool = state.withLock { state in
+        let start: Bool? = state.withLock { state in
+            if state.discardWaiting {
+                state.counters.dropped[DropReason.shutdown.rawValue, default: 0] += 1
+                return nil
+            }
             if !state.busy {
                 state.busy = true
                 return true
@@ -77,7 +81,11 @@ public final class FrameDataOutput: Sendable {
             state.maxBacklog = max(state.maxBacklog, state.waiting.count)
             return false
         }
-        if start { deliver(frame) }
+        switch start {
+        case true?: deliver(frame)
+        case false?: break
+        case nil: slots?.signal()
+        }
     }
 
     private func deliver(_ frame: VideoFrame) {
@@ -85,11 +93,6 @@ public final class FrameDataOutput: Sendable {
             delegate.frameDataOutput(self, didOutput: frame)
             let next: VideoFrame? = state.withLock { state in
                 state.counters.delivered += 1
-                if state.discardWaiting {
-                    state.counters.dropped[DropReason.shutdown.rawValue, default: 0] += state.waiting.count
-                    for _ in state.waiting { slots?.signal() }
-                    state.waiting.removeAll()
-                }
                 if state.waiting.isEmpty {
                     state.busy = false
                     return nil
@@ -101,10 +104,22 @@ public final class FrameDataOutput: Sendable {
         }
     }
 
-    /// Waits until every offered frame has been delivered (or, with `discardWaiting`,
-    /// until the frame in the delegate returns, counting the waiting ones as `shutdown`).
-    public func drain(discardWaiting: Bool = false) async {
-        if discardWaiting { state.withLock { $0.discardWaiting = true } }
+    /// Drops the frames waiting and every frame offered from now on, as `shutdown`; the
+    /// frame in the delegate is not interrupted. Any thread: the session calls it as soon as
+    /// it is asked to stop, so that a slow delegate does not get a backlog it no longer needs
+    /// however long the capture thread takes to notice.
+    public func discardWaitingFrames() {
+        let dropped = state.withLock { state in
+            state.discardWaiting = true
+            defer { state.waiting.removeAll() }
+            state.counters.dropped[DropReason.shutdown.rawValue, default: 0] += state.waiting.count
+            return state.waiting.count
+        }
+        for _ in 0..<dropped { slots?.signal() }
+    }
+
+    /// Waits until every offered frame has been delivered or dropped.
+    public func drain() async {
         while state.withLock({ $0.busy }) {
             try? await Task.sleep(for: .milliseconds(2))
         }

@@ -155,6 +155,8 @@ func corruptedCopyOfSample() throws -> URL {
     /// delegate holds its first frame until the output's queue is full, so frames are
     /// waiting whatever the machine's load (a stop after a fixed time once found none); the
     /// output is bounded, as a looping file decodes far faster than the delegate takes frames.
+    /// They are dropped as the stop is asked for: dropped only once the capture thread had
+    /// ended, on a loaded machine they had all been delivered by then.
     @Test func stopDropsWaitingFramesAsShutdown() async throws {
         let slow = GatedDelegate(delay: .milliseconds(100))
         let output = FrameDataOutput(
