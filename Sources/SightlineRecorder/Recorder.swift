@@ -162,9 +162,22 @@ public final class Recorder {
             // starts a new file at its first key frame.
             if let state = message.status?.state, state == .stopped || state == .failed {
                 finish()
-                lastVideoSequence = nil  // a new run numbers its messages from 0
+                startNewRun()
             }
         default: break
+        }
+    }
+
+    /// After a run of the source has ended (its file finished): the next run numbers its
+    /// messages from 0, may start its clock again (a stream re-opened), and has found no face
+    /// or code yet, so the faces of the last run are not carried into its first file.
+    private func startNewRun() {
+        lastVideoSequence = nil
+        newestVideoTime = nil
+        writtenUntil = nil
+        audio.startNewRun()
+        for identifier in [MetadataIdentifier.detectedFace, MetadataIdentifier.detectedMachineReadableCodes] {
+            active[identifier] = nil
         }
     }
 

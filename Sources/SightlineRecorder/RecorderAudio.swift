@@ -110,6 +110,10 @@ struct RecorderAudio {
         }
     }
 
+    /// A new run of the source, whose audio is timed on its own clock again. Call after the
+    /// last run's file ended (nothing pending or held).
+    mutating func startNewRun() { offset = .zero }
+
     /// Writes the held frame into the file that is ending.
     mutating func endFile(_ writer: MovieWriter, track: Int?, counters: inout RecorderCounters) {
         defer { held = nil }

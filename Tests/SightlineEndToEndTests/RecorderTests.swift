@@ -269,6 +269,46 @@ import Testing
         #expect(first?.time == .zero && first?.items.first?.value == .string("+48.8584+002.2945/"))
     }
 
+    /// A source that stops and is opened again (`serve` re-opens a failed one) may start its
+    /// clock again, and has found no face yet: its second file holds all its frames and its
+    /// own faces, none of those on screen when the first run stopped.
+    @Test func aSourceOpenedAgainIsRecordedOnItsNewClock() async throws {
+        let received = try await publishedMessages(source: "again")
+        let recorder = try Recorder(
+            configuration: RecorderConfiguration(sourceID: "again", directory: directory.file("again")), logger: logger)
+        var stopped = Message(
+            kind: .status, source: "again", time: nil, wallTimeNs: 1, status: SourceStatus(state: .stopped))
+        stopped.seq = 0
+        let video = received.indices.filter { received[$0].message.kind == .video }
+        let start = try #require(received[video[0]].message.time)
+        let second = MediaTime(value: 1, timescale: 1)
+        // Two hours into a run, stopped after 150 frames with faces on screen; then the run
+        // again from 0, its first second's faces not found yet.
+        let runs = [(received[..<video[150]], MediaTime(value: 7200, timescale: 1)), (received[...], .zero)]
+        for (run, shift) in runs {
+            for received in run {
+                var message = received.message
+                if shift == .zero, message.kind == .faces, let time = message.time, time - start < second { continue }
+                message.time = message.time.map { $0 + shift }
+                if let decodeTime = message.video?.decodeTime { message.video?.decodeTime = decodeTime + shift }
+                recorder.handle(
+                    ReceivedMessage(topic: received.topic, message: message, json: [], payload: received.payload))
+            }
+            recorder.handle(ReceivedMessage(topic: "status/again/", message: stopped, json: [], payload: nil))
+        }
+        let files = recorder.counters.files
+        try #require(files.count == 2)
+        #expect(try files.map { try MovieReader(path: $0).tracks[0].samples.count } == [150, 300])
+        let faces = try files.map { try MovieReader(path: $0).metadataGroups(track: 2).filter { !$0.items.isEmpty } }
+        let end = MediaTime(value: 4, timescale: 1)
+        #expect(faces[0].last.map { end < $0.time } == true, "faces on screen as the first run stops")
+        let again = faces[1].filter { $0.time < end }
+        let before = faces[0].filter { second <= $0.time && $0.time < end }
+        #expect(again.count > 80 && again.map(\.time) == before.map(\.time), "\(again.prefix(1))")
+        #expect(again.map(\.items) == before.map(\.items))
+        #expect(recorder.counters.metadataDropped.isEmpty, "\(recorder.counters.metadataDropped)")
+    }
+
     /// The sample's messages as a subscriber receives them, with video always on.
     func publishedMessages(source: String) async throws -> [ReceivedMessage] {
         let endpoint = try Endpoint("inproc://recorder-test-\(source)")
