@@ -311,7 +311,8 @@ public final class Recorder {
             return
         }
         let changed = audio.receive(
-            payload, time: time, duration: info.duration, format: info.format, counters: &counters)
+            payload, time: time, duration: info.duration, format: info.format, newestVideo: newestVideoTime,
+            counters: &counters)
         if changed, writer != nil, fileAudio?.format != info.format {
             wantsNewFile = true
             logger.notice(
@@ -330,8 +331,7 @@ public final class Recorder {
         guard let writer, let fileStart = fileVideoStart else { return }
         do {
             try audio.write(
-                until: until, newestVideo: newestVideoTime, to: writer, track: fileAudio?.track,
-                trackFormat: fileAudio?.format, fileStart: fileStart,
+                until: until, to: writer, track: fileAudio?.track, trackFormat: fileAudio?.format, fileStart: fileStart,
                 counters: &counters)
         } catch {
             counters.audioDropped["malformed", default: 0] += 1

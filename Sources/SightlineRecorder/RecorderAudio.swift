@@ -9,23 +9,29 @@ import SightlineMovie
 /// starts at its first video frame's decode time at the earliest (its edit
 /// skips the part of a frame before it).
 ///
-/// Timestamps are checked on the way: a frame that overlaps the one before (a step back
-/// of up to a second) is dropped; a gap lengthens the frame before it, so what follows
-/// stays in step with the video, however long the sound was away (a microphone unplugged
-/// for a minute, a stream's audio lost); a step back of more than a second, or a gap of
-/// over ten seconds that ends over ten seconds past the newest video frame, is a new
-/// clock, and the audio is timed on from where it was (re-based). Each is counted, and no sample ends up with a
+/// Timestamps are checked on the way. As a frame arrives: a step back of more than a
+/// second, or a jump ahead of more than ten seconds that lands more than ten seconds past
+/// the newest video frame, is a new clock, and the audio is timed on from where it was
+/// (re-based); such a frame could never be in step with the video, and one far ahead
+/// would wait for it past what `pending` holds. As frames are written: one that overlaps
+/// the one before (a step back of up to a second) is dropped; a gap lengthens the frame
+/// before it, so what follows stays in step with the video, however long the sound was away
+/// (a microphone unplugged for a minute, a stream's audio lost; the video, which may lag
+/// the sound by seconds, is then near). Each is counted, and no sample ends up with a
 /// negative or zero duration.
 ///
 /// Not thread-safe: the recorder's thread.
 struct RecorderAudio {
     /// The format of the newest frame: what a new file's sound track is declared with.
     private(set) var format: AudioFormat?
+    /// Frames on the video's clock, waiting for the video frames they come before.
     private var pending: [(data: [UInt8], time: MediaTime, duration: MediaTime, format: AudioFormat)] = []
     /// The last frame given to a file, held until the next one says how long it lasts.
     private var held: MovieWriter.PassthroughSample?
     /// Added to the source's audio times since the last re-base.
     private var offset = MediaTime.zero
+    /// Where the frames taken in so far end, on the video's clock.
+    private var receivedUntil: MediaTime?
     /// Whether the frame before was dropped as an overlap: a step back is one jump, however
     /// many frames it takes to catch up.
     private var overlapping = false
@@ -38,13 +44,26 @@ struct RecorderAudio {
         if self.format == nil { self.format = format }
     }
 
-    /// Takes a frame in; true when its format differs from the frames before (a new file
+    /// Takes a frame in, timed on the video's clock; `newestVideo`: the newest video frame
+    /// the recorder has. True when its format differs from the frames before (a new file
     /// must declare it).
     mutating func receive(
-        _ data: [UInt8], time: MediaTime, duration: MediaTime, format: AudioFormat, counters: inout RecorderCounters
+        _ data: [UInt8], time sourceTime: MediaTime, duration: MediaTime, format: AudioFormat,
+        newestVideo: MediaTime?, counters: inout RecorderCounters
     ) -> Bool {
         let changed = format != self.format
         self.format = format
+        var time = sourceTime + offset
+        if let end = receivedUntil {
+            let gap = (time - end).seconds
+            if gap < -1 || (gap > 10 && newestVideo.map { (time - $0).seconds > 10 } ?? true) {
+                // Another clock: go on from where the audio was.
+                counters.audioJumps += 1
+                offset = offset + (end - time)
+                time = end
+            }
+        }
+        receivedUntil = max(receivedUntil ?? time + duration, time + duration)
         pending.append((data, time, duration, format))
         if pending.count > Self.maximumPending {
             pending.removeFirst()
@@ -54,19 +73,18 @@ struct RecorderAudio {
     }
 
     /// Gives `writer`'s sound track `track` (nil: the file has none) the frames heard
-    /// before `until` (nil: all), leaving out those before `fileStart`. `newestVideo`: the
-    /// newest video frame the recorder has, on whose clock the sound must stay.
+    /// before `until` (nil: all), leaving out those before `fileStart`.
     mutating func write(
-        until: MediaTime?, newestVideo: MediaTime?, to writer: MovieWriter, track: Int?, trackFormat: AudioFormat?,
-        fileStart: MediaTime, counters: inout RecorderCounters
+        until: MediaTime?, to writer: MovieWriter, track: Int?, trackFormat: AudioFormat?, fileStart: MediaTime,
+        counters: inout RecorderCounters
     ) throws {
-        while let next = pending.first, until.map({ next.time + offset < $0 }) ?? true {
+        while let next = pending.first, until.map({ next.time < $0 }) ?? true {
             pending.removeFirst()
             guard let track, next.format == trackFormat else {
                 counters.audioDropped["noTrackInFile", default: 0] += 1
                 continue
             }
-            var time = (next.time + offset).converted(to: Int32(next.format.sampleRate))
+            let time = next.time.converted(to: Int32(next.format.sampleRate))
             let duration = next.duration.converted(to: Int32(next.format.sampleRate))
             guard duration.value > 0 else {
                 counters.audioDropped["malformed", default: 0] += 1
@@ -82,17 +100,7 @@ struct RecorderAudio {
                 let end = previous.time + MediaTime(value: Int64(previous.duration), timescale: time.timescale)
                 let gap = time - end
                 let halfFrame = MediaTime(value: duration.value / 2, timescale: time.timescale)
-                // A gap of any length that ends before or near the newest video frame is
-                // time the sound was away on the video's clock, even when it is written
-                // only as the recording stops (the video may lag the sound by seconds);
-                // only one that ends over ten seconds past the video is another clock.
-                let pastVideo = newestVideo.map { (time - $0).seconds } ?? gap.seconds
-                if gap.seconds < -1 || (gap.seconds > 10 && pastVideo > 10) {
-                    // Another clock: go on from where the audio was.
-                    counters.audioJumps += 1
-                    offset = offset + (end - time)
-                    time = end
-                } else if gap < MediaTime(value: -halfFrame.value, timescale: time.timescale) {
+                if gap < MediaTime(value: -halfFrame.value, timescale: time.timescale) {
                     if !overlapping { counters.audioJumps += 1 }
                     overlapping = true
                     counters.audioDropped["overlap", default: 0] += 1
@@ -112,7 +120,10 @@ struct RecorderAudio {
 
     /// A new run of the source, whose audio is timed on its own clock again. Call after the
     /// last run's file ended (nothing pending or held).
-    mutating func startNewRun() { offset = .zero }
+    mutating func startNewRun() {
+        offset = .zero
+        receivedUntil = nil
+    }
 
     /// Writes the held frame into the file that is ending.
     mutating func endFile(_ writer: MovieWriter, track: Int?, counters: inout RecorderCounters) {

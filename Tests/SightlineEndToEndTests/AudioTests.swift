@@ -235,6 +235,30 @@ private let audioMedia: Result<String, any Error> = Result {
         #expect(try IndependentReaders.decodedFrames(file) == 180)
     }
 
+    /// A stream whose audio timestamps jump a minute ahead at 3 s (another clock): the sound
+    /// after the jump goes on from where it was, all of it recorded, though it could never
+    /// wait for video that far ahead.
+    @Test func audioJumpingFarAheadIsTimedOnFromWhereItWas() throws {
+        let source = directory.file("jump_minute.ts")
+        let made = try ExternalTool.run(
+            "ffmpeg",
+            [
+                "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=black:s=320x240:r=30:d=20", "-f",
+                "lavfi", "-i", "sine=frequency=1000:sample_rate=48000:duration=20", "-c:v", "libx264", "-threads", "1",
+                "-preset", "veryfast", "-g", "30", "-pix_fmt", "yuv420p", "-af", "asetpts='PTS+gte(T\\,3)*60/TB'",
+                "-c:a", "aac", "-f", "mpegts", source,
+            ])
+        try #require(made.status == 0, "\(made.stderr)")
+        let recorded = try record(source)
+        #expect(recorderLog("audioJumps", in: recorded.stderr) == "1")
+        #expect(recorderLog("audioDropped", in: recorded.stderr) == "[:]")
+        let file = try #require(recorded.files.first)
+        let sound = try #require(try MovieReader(path: file).tracks.first { $0.mediaType == "soun" })
+        #expect(abs(sound.mediaDuration.seconds - 20) < 0.1, "the sound lasts \(sound.mediaDuration.seconds) s")
+        #expect(try audioStream(file).map { abs($0.duration - 20) < 0.1 } == true)
+        #expect(try audioDecodes(file))
+    }
+
     /// A stream whose sound is away for 15 s (as a microphone unplugged) while the video
     /// goes on: the tones after the gap still start with their flashes, and the gap is
     /// silence in a sound track as long as the video.
