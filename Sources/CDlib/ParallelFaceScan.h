@@ -181,7 +181,9 @@ public:
         needed_.assign(deepest + 1, dlib::rectangle());
         for (const auto &job : jobs_) needed_[job.level] = needed_[job.level] + job.crop;
         for (unsigned long level = deepest; level >= 2; --level) {
-            if (!needed_[level].is_empty()) needed_[level - 1] = needed_[level - 1] + steps_[level].source_of(needed_[level]);
+            if (!needed_[level].is_empty()) {
+                needed_[level - 1] = needed_[level - 1] + steps_[level].source_of(needed_[level]);
+            }
         }
         for (unsigned long level = 1; level <= deepest; ++level) {
             if (!needed_[level].is_empty()) build_level(level, needed_[level], false);
