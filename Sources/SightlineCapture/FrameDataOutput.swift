@@ -64,14 +64,14 @@ public final class FrameDataOutput: Sendable {
     /// `maximumFramesInFlight` is set.
     public func offer(_ frame: VideoFrame) {
         slots?.wait()
-        let start: Bool? = state.withLock { state in
+        let offered: Offered = state.withLock { state in
             if state.discardWaiting {
                 state.counters.dropped[DropReason.shutdown.rawValue, default: 0] += 1
-                return nil
+                return .dropped
             }
             if !state.busy {
                 state.busy = true
-                return true
+                return .delivered
             }
             if alwaysDiscardsLateFrames && !state.waiting.isEmpty {
                 state.waiting.removeAll(keepingCapacity: true)
@@ -79,13 +79,23 @@ public final class FrameDataOutput: Sendable {
             }
             state.waiting.append(frame)
             state.maxBacklog = max(state.maxBacklog, state.waiting.count)
-            return false
+            return .waiting
         }
-        switch start {
-        case true?: deliver(frame)
-        case false?: break
-        case nil: slots?.signal()
+        switch offered {
+        case .delivered: deliver(frame)
+        case .waiting: break
+        case .dropped: slots?.signal()
         }
+    }
+
+    /// What became of an offered frame.
+    private enum Offered {
+        /// To the delegate at once: nothing was in it.
+        case delivered
+        /// Behind the frame in the delegate.
+        case waiting
+        /// Not wanted any more: the session is stopping.
+        case dropped
     }
 
     private func deliver(_ frame: VideoFrame) {
@@ -110,10 +120,11 @@ public final class FrameDataOutput: Sendable {
     /// however long the capture thread takes to notice.
     public func discardWaitingFrames() {
         let dropped = state.withLock { state in
+            let count = state.waiting.count
             state.discardWaiting = true
-            defer { state.waiting.removeAll() }
-            state.counters.dropped[DropReason.shutdown.rawValue, default: 0] += state.waiting.count
-            return state.waiting.count
+            state.waiting.removeAll()
+            state.counters.dropped[DropReason.shutdown.rawValue, default: 0] += count
+            return count
         }
         for _ in 0..<dropped { slots?.signal() }
     }
