@@ -26,7 +26,7 @@ trap 'rm -rf "$tracking"' EXIT
 tools/make-tracking-media.sh "$tracking" >/dev/null
 for clip in crossing_1280x720 still_640x480; do
   echo "(${clip%_*} clip)"
-  "$bin/sightline" bench --source "$tracking/$clip.mp4" --full-scan-interval 5 --motion-gate |
+  "$bin/sightline" bench --source "$tracking/$clip.mp4" --full-scan-interval 5 --motion-gate --latency-rounds 0 |
     grep -E "^[0-9]+x[0-9]+ +tracking"
 done
 
