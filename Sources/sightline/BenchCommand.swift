@@ -84,7 +84,7 @@ struct BenchCommand: AsyncParsableCommand {
                 faces += try detector.detect(in: frame.pixels).count
                 perFrame.append((ContinuousClock.now - started).milliseconds)
             }
-            let detectorMs = perFrame.reduce(0, +) / Double(frames.count)
+            let detectorMs = mean(perFrame)
             let detectorP99 = percentile(perFrame, 0.99)
             let size = "\(frames[0].pixels.width)x\(frames[0].pixels.height)"
             Swift.print(
@@ -127,7 +127,7 @@ struct BenchCommand: AsyncParsableCommand {
             Swift.print(
                 String(
                     format: "%@ paced     %6.2f ms/frame (p99 %5.2f)  one frame every %.1f ms; due to answer p99 %5.2f",
-                    size, paced.perFrame.reduce(0, +) / Double(paced.perFrame.count), percentile(paced.perFrame, 0.99),
+                    size, mean(paced.perFrame), percentile(paced.perFrame, 0.99),
                     (frames[0].duration?.seconds ?? 1.0 / 30) * 1000, percentile(paced.fromDue, 0.99)))
             guard !live.latencies.isEmpty else { continue }
             Swift.print(
@@ -136,7 +136,7 @@ struct BenchCommand: AsyncParsableCommand {
                         "%@ latency   p50 %5.2f ms  p99 %5.2f ms  vs paced detector p99 + 5 ms = %5.2f ms  (%d messages, %d late drops; detection in the run %5.2f ms a frame)",
                     size, percentile(live.latencies, 0.5), percentile(live.latencies, 0.99),
                     percentile(paced.perFrame, 0.99) + 5, live.latencies.count, live.lateDrops,
-                    live.detectionMs.reduce(0, +) / Double(live.detectionMs.count)))
+                    mean(live.detectionMs)))
         }
     }
 }
@@ -185,6 +185,8 @@ func percentile(_ values: [Double], _ fraction: Double) -> Double {
 }
 
 func median(_ values: [Double]) -> Double { percentile(values, 0.5) }
+
+func mean(_ values: [Double]) -> Double { values.reduce(0, +) / Double(values.count) }
 
 /// Up to `limit` decoded frames of `clip`, held in memory so a benchmark measures only
 /// what it means to.
