@@ -35,6 +35,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.1.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.0"),
@@ -81,12 +83,24 @@ let package = Package(
                 "SightlineCore", "SightlineBus", "SightlineMovie", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
+        // What every HTTP server of ours shares: limits on idle and open connections, and
+        // RFC 9110's byte ranges.
+        .target(
+            name: "SightlineHTTP",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // The browser console: live view and recordings over HTTP (Hummingbird).
         .target(
             name: "SightlineConsole",
             dependencies: [
                 "SightlineCore", "SightlineBus", "SightlineMovie", "SightlineCapture", "SightlineExport",
-                .product(name: "Hummingbird", package: "hummingbird"),
+                "SightlineHTTP", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -113,7 +127,7 @@ let package = Package(
         .target(
             name: "SightlineService",
             dependencies: [
-                "SightlineCore", "SightlineBus", "SightlinePipeline", "SightlineRecorder",
+                "SightlineCore", "SightlineBus", "SightlinePipeline", "SightlineRecorder", "SightlineHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -124,7 +138,7 @@ let package = Package(
             name: "sightline",
             dependencies: [
                 "SightlinePipeline", "SightlineSamples", "SightlineMovie", "SightlineCapture", "SightlineRecorder",
-                "SightlineConsole", "SightlineExport", "SightlineService",
+                "SightlineConsole", "SightlineExport", "SightlineService", "SightlineHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
@@ -149,7 +163,7 @@ let package = Package(
             name: "SightlineConsoleTests",
             dependencies: [
                 "SightlineConsole", "SightlineMovie", "SightlineCore", "SightlineCapture", "SightlineSamples",
-                "SightlineTesting", "SightlineBus",
+                "SightlineTesting", "SightlineBus", "SightlineHTTP",
             ]),
         .testTarget(
             name: "SightlineExportTests",

@@ -8,6 +8,7 @@ Usage: tools/test-serve.py SIGHTLINE_BINARY   (run by tools/test.sh)
 """
 import json
 import os
+import re
 import pathlib
 import signal
 import subprocess
@@ -77,19 +78,21 @@ sources:
 """)
 result = run("serve", "--check", "--config", str(bad))
 lines = result.stderr.strip().splitlines()
+# Each problem names its line and column (LINE:COLUMN, as compilers do).
 expected = [
-    f"Error: {bad}:2: unknown key 'colour'",
-    f"Error: {bad}:6: source 'a': The value 'fast' is invalid for 'fps'",
-    f"Error: {bad}:16: source 'cam2': Unknown option 'frobnicate'",
-    f"Error: {bad}:21: source 'c': 'upsample' takes one value, not a list",
-    f"Error: {bad}:10: source ID 'b' is already used on line 7",
-    f"Error: {bad}:18: source 'cam3' uses /dev/video0, which source 'cam' already uses",
-    f"Error: {bad}:9: source 'b': cannot record to /proc/sightline-cannot: ",
+    f"Error: {bad}:2:COL: unknown key 'colour'",
+    f"Error: {bad}:6:COL: source 'a': The value 'fast' is invalid for 'fps'",
+    f"Error: {bad}:16:COL: source 'cam2': Unknown option 'frobnicate'",
+    f"Error: {bad}:21:COL: source 'c': 'upsample' takes one value, not a list",
+    f"Error: {bad}:10:COL: source ID 'b' is already used at 7:COL",
+    f"Error: {bad}:18:COL: source 'cam3' uses /dev/video0, which source 'cam' already uses",
+    f"Error: {bad}:9:COL: source 'b': cannot record to /proc/sightline-cannot: ",
 ]
 check("a bad config exits 1", result.returncode == 1, result.stderr)
 check("one line per problem", len(lines) == len(expected), "\n".join(lines))
 for want in expected:
-    check(f"problem reported: {want}", any(line.startswith(want) for line in lines), "\n".join(lines))
+    pattern = re.compile(re.escape(want).replace("COL", r"\d+"))
+    check(f"problem reported: {want}", any(pattern.match(line) for line in lines), "\n".join(lines))
 missing = run("serve", "--check", "--config", str(work / "none.yml"))
 check("a missing file is one line", missing.returncode == 1 and missing.stderr.count("Error:") == 1, missing.stderr)
 

@@ -30,6 +30,8 @@ public enum MessageDecodingError: Error, Equatable, CustomStringConvertible {
     /// The JSON does not have the fields its kind needs.
     case badFields(MessageKind)
     case topicMismatch
+    /// A field's value is outside what docs/protocol.md allows (the field's path).
+    case outOfRange(String)
 
     public var reason: String {
         switch self {
@@ -40,6 +42,7 @@ public enum MessageDecodingError: Error, Equatable, CustomStringConvertible {
         case .unsupportedVersion: "unsupportedVersion"
         case .badFields: "badFields"
         case .topicMismatch: "topicMismatch"
+        case .outOfRange: "outOfRange"
         }
     }
 
@@ -53,6 +56,7 @@ public enum MessageDecodingError: Error, Equatable, CustomStringConvertible {
             "unsupported protocol version \(version) (this build speaks \(Message.protocolVersion))"
         case .badFields(let kind): "malformed message: bad \(kind.rawValue) message"
         case .topicMismatch: "malformed message: topic and message disagree"
+        case .outOfRange(let field): "malformed message: \(field) is out of range"
         }
     }
 }
@@ -151,6 +155,7 @@ public final class Subscriber {
         guard message.kind == parsed.kind, message.source == parsed.source else {
             return .failure(.topicMismatch)
         }
+        if let field = MessageLimits.violation(in: message) { return .failure(.outOfRange(field)) }
         return .success(
             ReceivedMessage(
                 topic: topic, message: message, json: frames[1], payload: frames.count == 3 ? frames[2] : nil))

@@ -1,6 +1,7 @@
 import Hummingbird
 import Logging
 import ServiceLifecycle
+import SightlineHTTP
 
 /// The browser console as services to run in one group: the bus subscriber that follows
 /// the sources, and the HTTP server (Hummingbird) that serves the pages, the live streams,
@@ -34,7 +35,7 @@ public struct Console: Sendable {
         let router = ConsoleRouter(live: live, library: library, token: configuration.token, logger: logger).router()
         let host = configuration.host
         let application = Application(
-            router: router,
+            router: router, server: ServerLimits.standard.server(logger: logger),
             configuration: .init(address: .hostname(host, port: configuration.port), serverName: "sightline"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0

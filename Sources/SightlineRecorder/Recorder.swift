@@ -32,12 +32,21 @@ public final class Recorder {
         }
         return live
     }
-    /// Why recording stopped for good (a write failed), if it did.
-    public private(set) var stopReason: String?
+    /// Why recording is failing, while it is: a write or a new file failed (the disk full,
+    /// no descriptors left, an I/O error). The file is finished as far as it got, and a new
+    /// one is tried at the first key frame after a back-off that doubles from 0.5 s to 2 s,
+    /// so recording comes back within a few seconds of the cause going, with no restart.
+    public private(set) var failureReason: String?
+    /// While failing: from when the first key frame may start a new file (nil once one
+    /// has), and the back-off that doubles with each failure until a frame is written.
+    public private(set) var nextAttempt: ContinuousClock.Instant?
+    private var backoff: Duration?
     /// Why recording is paused, while free space is below `minimumFreeSpace`: it resumes at
     /// the first key frame once there is room again (retention, or someone, freed some).
     public private(set) var pausedReason: String?
     private let logger: Logger
+    /// Frames dropped for what the bus brought: one line per reason every 10 s at most.
+    private var dropLog: RateLimitedLog
 
     private var writer: MovieWriter?
     private var path: String?
@@ -93,6 +102,7 @@ public final class Recorder {
                 : RecordingRetention(
                     rules: [.init(configuration.retention, for: configuration)], logger: logger))
         self.logger = logger
+        dropLog = RateLimitedLog(logger: logger)
         try Self.prepare(directory: configuration.directory)
         for (identifier, dataType) in configuration.metadataTracks {
             learnTrack(identifier, .client(identifier: identifier, dataType: dataType))
@@ -141,10 +151,7 @@ public final class Recorder {
     /// Handles one message of this recorder's source; others are ignored.
     public func handle(_ received: ReceivedMessage) {
         let message = received.message
-        guard message.source == configuration.sourceID, stopReason == nil else {
-            if message.kind == .video { counters.framesDropped["stopped", default: 0] += 1 }
-            return
-        }
+        guard message.source == configuration.sourceID else { return }
         switch message.kind {
         case .video: handleVideo(message, payload: received.payload)
         case .audio: handleAudio(message, payload: received.payload)
@@ -194,7 +201,7 @@ public final class Recorder {
     private func handleVideo(_ message: Message, payload: [UInt8]?) {
         counters.videoReceived += 1
         if let last = lastVideoSequence, message.seq != last &+ 1 {
-            let lost = message.seq > last ? Int(message.seq - last - 1) : 0
+            let lost = message.seq > last ? Int(clamping: message.seq - last - 1) : 0
             counters.messagesLost += lost
             counters.gaps += 1
             waitingAfterGap = true
@@ -212,6 +219,10 @@ public final class Recorder {
         guard !units.isEmpty else { return drop("malformed", log: "a video message holds no H.264 NAL unit") }
 
         if pausedReason != nil, !info.keyFrame { return drop("diskFull") }
+        if let attempt = nextAttempt {
+            guard info.keyFrame, ContinuousClock.now >= attempt else { return drop("writeFailed") }
+            nextAttempt = nil  // this key frame tries a new file; the frames after it follow
+        }
         let fileComing = writer != nil || delayed.contains { $0.startsFile != nil }
         if !fileComing || waitingAfterGap {
             guard info.keyFrame else { return drop(waitingAfterGap ? "gap" : "beforeKeyFrame") }
@@ -247,7 +258,9 @@ public final class Recorder {
 
     private func drop(_ reason: String, log: String? = nil) {
         counters.framesDropped[reason, default: 0] += 1
-        if let log { logger.warning("\(log); dropped", metadata: ["source": "\(configuration.sourceID)"]) }
+        if let log {
+            dropLog.warning("\(log); dropped", reason: reason, metadata: ["source": "\(configuration.sourceID)"])
+        }
     }
 
     private func shouldStartNewFile(at time: MediaTime, parameterSets sets: [ArraySlice<UInt8>]) -> Bool {
@@ -274,7 +287,7 @@ public final class Recorder {
                 do {
                     try openFile(startsFile, at: sample.presentationTime, decodeTime: sample.decodeTime)
                 } catch {
-                    return stop("cannot start a recording: \(error)")
+                    return fail("cannot start a recording: \(error)")
                 }
             }
             delayed.removeFirst()
@@ -295,10 +308,25 @@ public final class Recorder {
                 }
                 fileFrames += 1
                 writtenUntil = max(writtenUntil ?? sample.presentationTime, sample.presentationTime)
+                if failureReason != nil { resumeAfterFailure() }
+            } catch MovieError.invalidInput(let why) {
+                // A frame the file cannot take (its times go back): it and the frames that
+                // depend on it are dropped, and the file goes on.
+                drop("malformed", log: "a video frame cannot be written: \(why)")
+                dropUntilKeyFrame()
             } catch {
-                return stop("\(error)")
+                return fail("\(error)")
             }
         }
+    }
+
+    /// Drops the waiting frames up to the next key frame, and waits for one if none waits.
+    private func dropUntilKeyFrame() {
+        while let first = delayed.first, !first.sample.isSync, first.startsFile == nil {
+            delayed.removeFirst()
+            drop("malformed")
+        }
+        if delayed.isEmpty { waitingAfterGap = true }
     }
 
     // MARK: Audio
@@ -493,13 +521,13 @@ public final class Recorder {
             timescale: next.timescale)
         let path = uniquePath(wallTimeNs: next.wallTimeNs)
         let sound = try audio.format.map { try MovieWriter.PassthroughTrackFormat.aac($0) }
-        let writer = try MovieWriter(
-            path: path, video: format, metadataTracks: tracks.map(\.format),
-            passthroughTracks: sound.map { [$0] } ?? [],
-            configuration: .init(
-                fragmentInterval: configuration.fragmentInterval,
-                videoMatrix: orientation.map { DisplayMatrix.matrix(exifOrientation: $0, width: width, height: height) }
-            ))
+        let writer: MovieWriter
+        do {
+            writer = try makeWriter(path: path, format: format, sound: sound, next: next)
+        } catch {
+            unlink(path)  // a file that could not start holds nothing
+            throw error
+        }
         fileTracks = Dictionary(uniqueKeysWithValues: tracks.enumerated().map { ($1.identifier, $0) })
         fileNamesFaces = tracks.contains { $0.format == .detectedFacesWithIdentities }
         fileAudio = audio.format.map { (0, $0) }
@@ -525,6 +553,19 @@ public final class Recorder {
             ])
     }
 
+    private func makeWriter(
+        path: String, format: VideoTrackFormat, sound: MovieWriter.PassthroughTrackFormat?, next: NextFile
+    ) throws -> MovieWriter {
+        try MovieWriter(
+            path: path, video: format, metadataTracks: tracks.map(\.format),
+            passthroughTracks: sound.map { [$0] } ?? [],
+            configuration: .init(
+                fragmentInterval: configuration.fragmentInterval,
+                videoMatrix: orientation.map {
+                    DisplayMatrix.matrix(exifOrientation: $0, width: next.width, height: next.height)
+                }))
+    }
+
     private func closeFile() {
         guard let writer, let path else { return }
         audio.endFile(writer, track: fileAudio?.track, counters: &counters)
@@ -548,13 +589,37 @@ public final class Recorder {
         retention?.enforce()
     }
 
-    /// Stops recording for good, keeping what was written.
-    private func stop(_ reason: String) {
-        counters.framesDropped["stopped", default: 0] += delayed.count
+    /// A write or a new file failed: finishes the file as far as it got, drops the frames
+    /// waiting for it, and tries a new file at a key frame once the back-off is over.
+    private func fail(_ reason: String) {
+        counters.framesDropped["writeFailed", default: 0] += delayed.count
         delayed.removeAll()
+        // A file that failed before its first frame holds nothing: retries leave no litter.
+        let emptyFile = writer?.videoSamplesWritten == 0 ? path : nil
         closeFile()
-        stopReason = reason
-        logger.error("recording stopped: \(reason)", metadata: ["source": "\(configuration.sourceID)"])
+        if let emptyFile {
+            unlink(emptyFile)
+            counters.files.removeAll { $0 == emptyFile }
+        }
+        let backoff = min((backoff ?? .milliseconds(250)) * 2, .seconds(2))
+        self.backoff = backoff
+        nextAttempt = ContinuousClock.now + backoff
+        if failureReason == nil {
+            counters.writeFailures += 1
+            logger.error(
+                "recording failed: \(reason); a new file is tried at the next key frame",
+                metadata: ["source": "\(configuration.sourceID)"])
+        }
+        failureReason = reason
+    }
+
+    /// A frame was written again after a failure.
+    private func resumeAfterFailure() {
+        logger.notice(
+            "recording resumed after a failure",
+            metadata: ["source": "\(configuration.sourceID)", "file": "\(path ?? "")"])
+        failureReason = nil
+        backoff = nil
     }
 
     /// At each key frame: below `minimumFreeSpace`, the file in progress is finished with

@@ -36,12 +36,14 @@ public struct RecorderCounters: Sendable, Equatable, Codable {
     public var framesWritten = 0
     /// Video messages dropped, by reason: `gap` (waiting for a key frame after lost
     /// messages), `beforeKeyFrame` (joined mid-GOP), `malformed`, `diskFull` (paused below
-    /// the minimum free space), `stopped` (a write failed), `writeFailed` (in a fragment the
-    /// disk refused).
+    /// the minimum free space), `writeFailed` (in a fragment the disk refused, or while
+    /// recording failed and waited to try a new file).
     public var framesDropped: [String: Int] = [:]
     /// Video messages lost on the way (sequence gaps), and how many gaps there were.
     public var messagesLost = 0
     public var gaps = 0
+    /// Times recording failed (a write or a new file) and left a gap until it resumed.
+    public var writeFailures = 0
     public var metadataWritten = 0
     /// Metadata dropped, by reason: `late` (its time was already written), `malformed`,
     /// `impossibleTime`.

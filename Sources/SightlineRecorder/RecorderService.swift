@@ -13,7 +13,7 @@ import Synchronization
 public final class RecorderService: Service, @unchecked Sendable {
     public let recorder: Recorder
     private let subscriber: Subscriber
-    private let published = Mutex(Snapshot(counters: RecorderCounters(), stopReason: nil))
+    private let published = Mutex(Snapshot(counters: RecorderCounters(), failureReason: nil))
     private let untilSourceStops: Bool
     private let logger: Logger
 
@@ -42,10 +42,12 @@ public final class RecorderService: Service, @unchecked Sendable {
     /// second ago (the recorder itself belongs to `run()`'s task).
     public struct Snapshot: Sendable {
         public var counters: RecorderCounters
-        /// Why recording stopped for good, if it did.
-        public var stopReason: String?
+        /// Why recording is failing (it tries a new file with back-off), while it is.
+        public var failureReason: String?
         /// Why recording is paused (the disk is nearly full), while it is.
         public var pausedReason: String? = nil
+        /// Bus messages the recorder's subscriber refused, by `MessageDecodingError.reason`.
+        public var rejectedMessages: [String: Int] = [:]
     }
 
     /// Any thread.
@@ -53,7 +55,8 @@ public final class RecorderService: Service, @unchecked Sendable {
 
     private func publishSnapshot() {
         let snapshot = Snapshot(
-            counters: recorder.liveCounters, stopReason: recorder.stopReason, pausedReason: recorder.pausedReason)
+            counters: recorder.liveCounters, failureReason: recorder.failureReason, pausedReason: recorder.pausedReason,
+            rejectedMessages: subscriber.rejected)
         published.withLock { $0 = snapshot }
     }
 
@@ -65,6 +68,7 @@ public final class RecorderService: Service, @unchecked Sendable {
 
     private func record(until stop: StopRequest) throws {
         var idleSince = ContinuousClock.now
+        var stopRequestedAt: ContinuousClock.Instant?
         var sourceStopped = false
         var snapshotAt = ContinuousClock.now
         var retentionAt = ContinuousClock.now
@@ -78,8 +82,14 @@ public final class RecorderService: Service, @unchecked Sendable {
                 retentionAt = .now
                 recorder.retention?.enforceIfDue()
             }
-            if (untilSourceStops && sourceStopped)
-                || (stop.isRequested && (sourceStopped || ContinuousClock.now - idleSince > .seconds(2)))
+            if untilSourceStops && sourceStopped { break }
+            // Asked to stop: take in what is still arriving (a source of this process has
+            // published its last messages by then), but for under a second whatever the
+            // traffic, so that a flood cannot hold a shutdown.
+            if stopRequestedAt == nil, stop.isRequested { stopRequestedAt = .now }
+            if let requested = stopRequestedAt,
+                sourceStopped || ContinuousClock.now - idleSince > .milliseconds(300)
+                    || ContinuousClock.now - requested > .milliseconds(800)
             {
                 break
             }
@@ -99,12 +109,14 @@ public final class RecorderService: Service, @unchecked Sendable {
             metadata: [
                 "files": "\(counters.files.joined(separator: ","))", "framesWritten": "\(counters.framesWritten)",
                 "framesDropped": "\(counters.framesDropped)", "gaps": "\(counters.gaps)",
-                "messagesLost": "\(counters.messagesLost)",
+                "messagesLost": "\(counters.messagesLost)", "writeFailures": "\(counters.writeFailures)",
                 "metadataWritten": "\(counters.metadataWritten)", "metadataDropped": "\(counters.metadataDropped)",
                 "audioWritten": "\(counters.audioWritten)", "audioDropped": "\(counters.audioDropped)",
                 "audioJumps": "\(counters.audioJumps)",
                 "rejectedMessages": "\(subscriber.rejected.values.reduce(0, +))",
             ])
-        if let reason = recorder.stopReason { throw SightlineError.invalidArgument("recording stopped: \(reason)") }
+        if let reason = recorder.failureReason {
+            throw SightlineError.invalidArgument("recording failed until it stopped: \(reason)")
+        }
     }
 }

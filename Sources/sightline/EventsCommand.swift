@@ -41,6 +41,8 @@ struct EventsCommand: AsyncParsableCommand {
         if let sourceID, !SourceID.isValid(sourceID) {
             throw ValidationError("--source-id '\(sourceID)' must be 1-64 letters, digits, '.', '_' or '-'")
         }
+        let idleLimit = try idleTimeout.map { try OptionValues.duration($0, option: "--idle-timeout") }
+        if let count { _ = try OptionValues.integer(count, option: "--count", in: 1...Int.max) }
         let endpoints = try connect.map(Endpoint.init)
         let subscriber = try Subscriber(
             endpoints: endpoints, topics: Subscriber.topics(kinds: subscribedKinds(kinds), source: sourceID),
@@ -50,7 +52,7 @@ struct EventsCommand: AsyncParsableCommand {
         var idleSince = ContinuousClock.now
         while count.map({ printed < $0 }) ?? true {
             guard let received = try subscriber.receive(timeout: .milliseconds(100)) else {
-                if let idleTimeout, ContinuousClock.now - idleSince > .milliseconds(Int(idleTimeout * 1000)) { break }
+                if let idleLimit, ContinuousClock.now - idleSince > idleLimit { break }
                 continue
             }
             idleSince = .now

@@ -36,8 +36,8 @@ struct RecordingOptions: ParsableArguments {
 
     func configuration(sourceID: String, directory: String) throws -> RecorderConfiguration {
         var configuration = RecorderConfiguration(sourceID: sourceID, directory: directory)
-        guard fragment > 0 else { throw ValidationError("--fragment must be positive") }
-        configuration.fragmentInterval = MediaTime(seconds: fragment, timescale: 1000)
+        let fragment = try OptionValues.duration(fragment, option: "--fragment")
+        configuration.fragmentInterval = MediaTime(seconds: fragment.seconds, timescale: 1000)
         configuration.segmentDuration = try segment.map {
             MediaTime(seconds: try Self.seconds($0, option: "--segment"), timescale: 1000)
         }
@@ -63,22 +63,31 @@ struct RecordingOptions: ParsableArguments {
             maximumTotal: try maxTotal.map { try bytes($0, option: "--max-total") })
     }
 
+    /// A duration such as 90s, 10m, 1h or 7d, in seconds: more than 0, at most 100 years.
     static func seconds(_ text: String, option: String) throws -> Double {
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
         let unit = text.last.flatMap { units[$0] }
-        guard let value = Double(unit == nil ? text : String(text.dropLast())), value > 0 else {
-            throw ValidationError("\(option) '\(text)' is not a duration such as 90s, 10m, 1h or 7d")
+        guard let value = Double(unit == nil ? text : String(text.dropLast())).map({ $0 * (unit ?? 1) }),
+            value.isFinite, value > 0, value <= OptionValues.maximumSeconds
+        else {
+            throw ValidationError(
+                "\(option) \(OptionValues.shown(text)) is not a duration such as 90s, 10m, 1h or 7d (at most 100 years)"
+            )
         }
-        return value * (unit ?? 1)
+        return value
     }
 
+    /// A size such as 500M or 2G, in bytes: at most 1 EiB.
     static func bytes(_ text: String, option: String) throws -> UInt64 {
         let units: [Character: UInt64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
         let unit = text.last.flatMap { units[Character($0.uppercased())] }
-        guard let value = Double(unit == nil ? text : String(text.dropLast())), value >= 0 else {
-            throw ValidationError("\(option) '\(text)' is not a size such as 500M or 2G")
+        guard let value = Double(unit == nil ? text : String(text.dropLast())).map({ $0 * Double(unit ?? 1) }),
+            value.isFinite, value >= 0, value <= OptionValues.maximumBytes
+        else {
+            throw ValidationError(
+                "\(option) \(OptionValues.shown(text)) is not a size such as 500M or 2G (at most 1024P)")
         }
-        return UInt64(value * Double(unit ?? 1))
+        return UInt64(value)
     }
 }
 

@@ -80,7 +80,9 @@ struct RunCommand: AsyncParsableCommand {
                 "keys: --curve-key with --allow to bind --publish, or --curve-key with --server-key to --publish-to a broker"
             )
         }
-        pipeline.waitForSubscriber = waitForSubscriber.map { .milliseconds(Int($0 * 1000)) }
+        pipeline.waitForSubscriber = try waitForSubscriber.map {
+            try OptionValues.duration($0, option: "--wait-for-subscriber", allowZero: true)
+        }
         source.pipeline = pipeline
         var configuration = ServicesConfiguration()
         configuration.sources = [source]
@@ -142,8 +144,8 @@ extension FrameInfo.Format: ExpressibleByArgument {}
 /// `WIDTHxHEIGHT`, both positive.
 func parseSize(_ text: String, option: String) throws -> (width: Int, height: Int) {
     let parts = text.lowercased().split(separator: "x").compactMap { Int($0) }
-    guard parts.count == 2, parts.allSatisfy({ $0 > 0 }) else {
-        throw ValidationError("\(option) '\(text)' is not WIDTHxHEIGHT, for example 1280x720")
+    guard parts.count == 2, parts.allSatisfy({ (1...65_536).contains($0) }) else {
+        throw ValidationError("\(option) \(OptionValues.shown(text)) is not WIDTHxHEIGHT, for example 1280x720")
     }
     return (parts[0], parts[1])
 }
@@ -194,7 +196,10 @@ struct DetectionOptions: ParsableArguments {
         guard !detections.isEmpty else { throw ValidationError("--detect needs faces, barcodes or both") }
         configuration.detect = detections
         configuration.detector = FaceDetector.Configuration(
-            upsample: upsample, adjustThreshold: threshold, minimumFaceSize: minFaceSize, threads: detectorThreads,
+            upsample: upsample,
+            adjustThreshold: try OptionValues.number(threshold, option: "--threshold", in: -100...100),
+            minimumFaceSize: try OptionValues.integer(minFaceSize, option: "--min-face-size", in: 0...65_536),
+            threads: detectorThreads,
             fullScanInterval: fullScanInterval, motionGate: motionGate)
         configuration.barcodes = BarcodeDetector.Configuration(
             types: try MachineReadableCodeType.list(codeTypes), tryHarder: tryHarder)

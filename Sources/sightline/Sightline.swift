@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import ServiceLifecycle
+import SightlineHTTP
 import SightlineService
 
 @main
@@ -22,6 +23,22 @@ struct Sightline: AsyncParsableCommand {
             CodesBenchCommand.self, FacesBenchCommand.self,
             BrokerBenchCommand.self,
         ])
+
+    /// ArgumentParser's own `main`, after raising the open-files limit: idle HTTP clients
+    /// and a recorder's files share the descriptors, and systemd's soft limit is 1,024.
+    static func main() async {
+        DescriptorLimit.raiseToHardLimit()
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 /// Options every command shares.

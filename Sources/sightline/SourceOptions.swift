@@ -120,10 +120,7 @@ struct SourceOptions: ParsableArguments {
     private func cameraOptions() throws -> V4L2Source.Options {
         var options = V4L2Source.Options()
         if let size { (options.width, options.height) = try parseSize(size, option: "--size") }
-        if let fps {
-            guard fps > 0 else { throw ValidationError("--fps must be positive") }
-            options.frameRate = fps
-        }
+        if let fps { options.frameRate = try OptionValues.number(fps, option: "--fps", in: 0.001...10_000) }
         if let pixelFormat {
             guard let format = V4L2PixelFormat(name: pixelFormat) else {
                 throw ValidationError(
@@ -131,15 +128,22 @@ struct SourceOptions: ParsableArguments {
             }
             options.pixelFormat = format
         }
-        guard reconnectTimeout >= 0 else { throw ValidationError("--reconnect-timeout must not be negative") }
-        options.reconnectTimeout = .milliseconds(Int(reconnectTimeout * 1000))
+        options.reconnectTimeout = try OptionValues.duration(
+            reconnectTimeout, option: "--reconnect-timeout", allowZero: true)
         return options
     }
 
     /// The source as `SightlineServices` runs it; the bus (where it publishes, with which
     /// keys) is the command's to set.
     func configuration() throws -> ServicesConfiguration.Source {
-        guard statusInterval > 0 else { throw ValidationError("--status-interval must be positive") }
+        // The same check the recorder and the bus make, here where `run`, `serve` and
+        // `serve --check` all pass.
+        guard SourceID.isValid(sourceID) else {
+            throw ValidationError(
+                "--source-id \(OptionValues.shown(sourceID)) must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+            )
+        }
+        let statusInterval = try OptionValues.duration(statusInterval, option: "--status-interval")
         var configuration = PipelineConfiguration(source: source ?? SampleMedia.faces640x480.path)
         configuration.sourceID = sourceID
         configuration.sourceOptions = MediaFileSource.Options(realtime: realtime, loop: loop, audio: audio)
@@ -157,14 +161,13 @@ struct SourceOptions: ParsableArguments {
         if let frames {
             var output = FramesConfiguration(format: frames)
             (output.maximumWidth, output.maximumHeight) = try parseSize(framesSize, option: "--frames-size")
-            guard framesRate > 0 else { throw ValidationError("--frames-rate must be positive") }
-            output.rate = framesRate
+            output.rate = try OptionValues.number(framesRate, option: "--frames-rate", in: 0.001...1000)
             configuration.frames = output
         }
         configuration.metadataIn = try metadataIn.map { try Endpoint($0) }
-        guard metadataRate > 0 else { throw ValidationError("--metadata-rate must be positive") }
-        configuration.metadataInRate = metadataRate
-        configuration.statusInterval = .milliseconds(Int(statusInterval * 1000))
+        configuration.metadataInRate = try OptionValues.integer(
+            metadataRate, option: "--metadata-rate", in: 1...100_000)
+        configuration.statusInterval = statusInterval
         guard !(everyFrame && dropLate) else {
             throw ValidationError("--every-frame and --drop-late exclude each other")
         }
@@ -172,9 +175,13 @@ struct SourceOptions: ParsableArguments {
         configuration.video = video
         configuration.reencode = reencode
         configuration.encoder.preset = preset
-        configuration.encoder.crf = crf
-        configuration.encoder.bitrate = bitrate
-        configuration.encoder.keyFrameInterval = gop
+        configuration.encoder.crf = try OptionValues.integer(crf, option: "--crf", in: 0...51)
+        configuration.encoder.bitrate = try bitrate.map {
+            try OptionValues.integer($0, option: "--bitrate", in: 1000...1_000_000_000)
+        }
+        configuration.encoder.keyFrameInterval = try gop.map {
+            try OptionValues.integer($0, option: "--gop", in: 1...100_000)
+        }
         return ServicesConfiguration.Source(
             id: sourceID, pipeline: configuration,
             recording: try record.map { try recording.configuration(sourceID: sourceID, directory: $0) })

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import SightlineBus
 import SightlineCore
+import SightlineHTTP
 import SightlineTesting
 import Testing
 
@@ -108,6 +109,64 @@ import Testing
             #expect(tail.body == bytes.suffix(10))
             let whole = try await console.get("/media/\(name)")
             #expect(whole.status == 200 && whole.body == bytes)
+        }
+    }
+
+    /// RFC 9110's ranges, against the running server: suffixes, ranges past the end (416
+    /// with `bytes */size`), several ranges (one 206 covering them), and headers to ignore.
+    @Test func rangesAreAnsweredAsRFC9110Says() async throws {
+        try await RunningConsole.with(configuration) { (console: RunningConsole) async throws in
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: directory.file(name)))
+            let size = bytes.count
+            let last = try await console.get("/media/\(name)", headers: ["Range": "bytes=-1"])
+            #expect(last.status == 206 && last.body == bytes.suffix(1))
+            #expect(last.headers["content-range"] == "bytes \(size - 1)-\(size - 1)/\(size)")
+            let all = try await console.get("/media/\(name)", headers: ["Range": "bytes=-\(size * 2)"])
+            #expect(all.status == 206 && all.body == bytes)
+            for unsatisfiable in [
+                "bytes=-0", "bytes=\(size)-", "bytes=\(size + 5)-\(size + 9)", "bytes=99999999999999999999-",
+            ] {
+                let reply = try await console.get("/media/\(name)", headers: ["Range": unsatisfiable])
+                #expect(reply.status == 416, "\(unsatisfiable)")
+                #expect(reply.headers["content-range"] == "bytes */\(size)", "\(unsatisfiable)")
+            }
+            let several = try await console.get("/media/\(name)", headers: ["Range": "bytes=10-19, 100-109"])
+            #expect(several.status == 206 && several.body == bytes[10..<110])
+            let clamped = try await console.get("/media/\(name)", headers: ["Range": "bytes=\(size - 4)-\(size + 100)"])
+            #expect(clamped.status == 206 && clamped.body == bytes.suffix(4))
+            for ignored in [
+                "bytes=5-1", "items=0-1", "bytes=a-b", "bytes=", String(repeating: "bytes=0-0,", count: 100),
+            ] {
+                let reply = try await console.get("/media/\(name)", headers: ["Range": ignored])
+                #expect(reply.status == 200 && reply.body == bytes, "\(ignored.prefix(20))")
+            }
+        }
+    }
+
+    @Test func byteRangesParseEveryForm() {
+        #expect(ByteRanges(header: nil, size: 10) == .whole)
+        #expect(ByteRanges(header: "bytes=0-0", size: 10) == .range(0...0))
+        #expect(ByteRanges(header: "BYTES = 2-", size: 10) == .range(2...9))
+        #expect(ByteRanges(header: "bytes=-3", size: 10) == .range(7...9))
+        #expect(ByteRanges(header: "bytes=-0", size: 10) == .unsatisfiable)
+        #expect(ByteRanges(header: "bytes=0-0", size: 0) == .unsatisfiable)
+        #expect(ByteRanges(header: "bytes=-5", size: 0) == .unsatisfiable)
+        #expect(ByteRanges(header: "bytes=10-", size: 10) == .unsatisfiable)
+        #expect(ByteRanges(header: "bytes=10-20, 0-1", size: 10) == .range(0...1))
+        #expect(ByteRanges(header: "bytes=0-1,,5-6", size: 10) == .range(0...6))
+        #expect(ByteRanges(header: "bytes=0-99999999999999999999999", size: 10) == .range(0...9))
+        for ignored in ["bytes=3-2", "bytes=--1", "bytes=1-2-3", "bytes=+1-2", "bytes", "bytes=,", "0-1"] {
+            #expect(ByteRanges(header: ignored, size: 10) == .whole, "\(ignored)")
+        }
+        // Random headers: never a trap, and any range lies inside the content.
+        var random = SplitMix(seed: 9110)
+        let alphabet = Array("bytes=0123456789-, ")
+        for _ in 0..<1000 {
+            let header = String((0..<random.next(below: 30)).map { _ in alphabet[random.next(below: alphabet.count)] })
+            let size = random.next(below: 50)
+            if case .range(let range) = ByteRanges(header: header, size: size) {
+                #expect(range.lowerBound >= 0 && range.upperBound < size, "\(header)")
+            }
         }
     }
 

@@ -384,7 +384,7 @@ import Testing
         let files = recorder.counters.files
         #expect(files.count >= 2, "\(files)")
         #expect(recorder.counters.framesDropped["diskFull", default: 0] > 0, "\(recorder.counters.framesDropped)")
-        #expect(recorder.stopReason == nil)
+        #expect(recorder.failureReason == nil)
         let last = try #require(files.last)
         let movie = try MovieReader(path: last)
         #expect(!movie.isFragmented && movie.tracks[0].samples[0].isSync && movie.tracks[0].samples.count >= 60)

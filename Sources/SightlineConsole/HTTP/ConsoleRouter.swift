@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOPosix
+import SightlineCore
 
 /// The console's routes: pages, live streams (server-sent events), recordings and the API
 /// (docs/console.md).
@@ -19,11 +20,11 @@ struct ConsoleRouter {
         if let token { router.add(middleware: TokenMiddleware(token: token)) }
         if let library {
             // The movie itself, with range requests, for the <video> element.
+            let files = RecordingFiles(library: library, logger: logger)
+            router.add(middleware: RangeMiddleware(files: files))
             router.add(
-                middleware: FileMiddleware(
-                    fileProvider: RecordingFiles(library: library, logger: logger), urlBasePath: "/media"
-                )
-                .withAdditionalMediaType(.videoMp4, mappedToFileExtension: "mov"))
+                middleware: FileMiddleware(fileProvider: files, urlBasePath: "/media")
+                    .withAdditionalMediaType(.videoMp4, mappedToFileExtension: "mov"))
         }
         addPages(to: router)
         addLive(to: router)
@@ -83,10 +84,19 @@ struct ConsoleRouter {
         }
         router.get("/api/recordings/:name/snapshot") { request, context in
             let (library, name) = try recording(context)
-            guard let time = request.uri.queryParameters.get("t").flatMap(Double.init), time.isFinite, time >= 0 else {
-                throw HTTPError(.badRequest, message: "snapshot needs ?t=SECONDS")
+            // Both are checked here, before any arithmetic: a time past any clock is refused,
+            // not passed on to be turned into ticks.
+            guard let time = request.uri.queryParameters.get("t").flatMap(Double.init),
+                (0..<MediaTime.limitSeconds).contains(time)
+            else {
+                throw HTTPError(.badRequest, message: "snapshot needs ?t=SECONDS, from 0 to 2^32")
             }
-            let width = request.uri.queryParameters.get("width").flatMap(Int.init)
+            let width = try request.uri.queryParameters.get("width").map { text in
+                guard let width = Int(text), (16...16384).contains(width) else {
+                    throw HTTPError(.badRequest, message: "width must be 16 to 16384 pixels")
+                }
+                return width
+            }
             let jpeg = try await Self.offload {
                 let metadata = try library.metadata(of: name).player
                 return try Snapshot.jpeg(

@@ -64,9 +64,9 @@ public struct HealthReport: Sendable, Codable, Equatable {
         return Source(
             id: monitored.id, state: state, reason: reason,
             recorder: recorder.map {
-                $0.stopReason != nil ? "stopped" : $0.pausedReason != nil ? "paused" : "recording"
+                $0.failureReason != nil ? "failing" : $0.pausedReason != nil ? "paused" : "recording"
             },
-            recorderReason: recorder?.stopReason ?? recorder?.pausedReason,
+            recorderReason: recorder?.failureReason ?? recorder?.pausedReason,
             microphone: microphone.map { $0.state == .interrupted ? "interrupted" : "running" },
             microphoneReason: microphone?.reason)
     }

@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import ServiceLifecycle
 import SightlineCore
+import SightlineHTTP
 
 /// Where the operations endpoint listens, and who may ask.
 public struct OperationsEndpoint: Sendable {
@@ -77,7 +78,7 @@ public enum OperationsServer {
         }
         let host = endpoint.host
         return Application(
-            router: router,
+            router: router, server: ServerLimits.standard.server(logger: logger),
             configuration: .init(address: .hostname(host, port: endpoint.port), serverName: "sightline"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0

@@ -90,7 +90,7 @@ public final class SourceMetrics: Sendable {
             let snapshot = recorder.snapshot
             let counters = snapshot.counters
             Gauge(label: "sightline_recorder_up", dimensions: id)
-                .record(snapshot.stopReason == nil && snapshot.pausedReason == nil ? 1 : 0)
+                .record(snapshot.failureReason == nil && snapshot.pausedReason == nil ? 1 : 0)
             set("sightline_recorder_frames_written_total", id, counters.framesWritten, &mirrored)
             for (reason, count) in counters.framesDropped {
                 set("sightline_recorder_frames_dropped_total", id + [("reason", reason)], count, &mirrored)
@@ -106,6 +106,10 @@ public final class SourceMetrics: Sendable {
             set("sightline_recorder_audio_timestamp_jumps_total", id, counters.audioJumps, &mirrored)
             set("sightline_recorder_written_bytes_total", id, Int(counters.bytesWritten), &mirrored)
             set("sightline_recorder_files_finished_total", id, counters.files.count, &mirrored)
+            set("sightline_recorder_write_failures_total", id, counters.writeFailures, &mirrored)
+            for (reason, count) in snapshot.rejectedMessages {
+                set("sightline_recorder_messages_rejected_total", id + [("reason", reason)], count, &mirrored)
+            }
         }
     }
 

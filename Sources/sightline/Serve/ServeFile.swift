@@ -38,19 +38,27 @@ struct ServeFile {
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
-            problems.append("\(path): cannot be read: \((error as NSError).localizedDescription)")
+            problems.append("\(path):1:1: cannot be read: \((error as NSError).localizedDescription)")
+            return
+        }
+        // Yams composes nested nodes by recursion: a file nested thousands deep would
+        // overflow the stack before it could be refused, so the depth is bounded first.
+        if let (line, column) = Self.tooDeep(text) {
+            problems.append(
+                "\(path):\(line):\(column): nested deeper than \(Self.maximumDepth) levels; a config needs a few")
             return
         }
         let root: Node?
         do {
             root = try Yams.compose(yaml: text)
         } catch {
+            let mark = Self.mark(of: error)
             problems.append(
-                "\(path): not YAML: \(String(describing: error).split(separator: "\n").joined(separator: " "))")
+                "\(path):\(mark?.line ?? 1):\(mark?.column ?? 1): not YAML: \(Self.cut(Self.yamlProblem(error)))")
             return
         }
         guard let root, let top = mapping(root, "the file") else {
-            if root == nil { problems.append("\(path): empty; it needs at least `sources:`") }
+            if root == nil { problems.append("\(path):1:1: empty; it needs at least `sources:`") }
             return
         }
         read(top)
@@ -96,7 +104,7 @@ struct ServeFile {
         }
         let defaults = values["defaults"].flatMap { mapping($0, "defaults") } ?? []
         guard let sourcesNode = values["sources"] else {
-            problems.append("\(path): no `sources:`; list at least one source")
+            problems.append("\(path):1:1: no `sources:`; list at least one source")
             return
         }
         guard case .sequence(let sequence) = sourcesNode, !sequence.isEmpty else {
@@ -209,14 +217,14 @@ struct ServeFile {
 
     /// Source IDs name topics and files, and a camera can be opened once: each must differ.
     private mutating func checkSourcesApart() {
-        var ids: [String: Int] = [:]
+        var ids: [String: String] = [:]
         var devices: [String: String] = [:]
         var directories: Set<String> = []
         for (source, lines) in zip(services.sources, sourceLines) {
-            let line = { (key: String) in (lines.keys[key] ?? lines.entry).mark?.line ?? 0 }
+            let line = { (key: String) in Self.position(lines.keys[key] ?? lines.entry) }
             if let first = ids[source.id] {
                 problems.append(
-                    "\(path):\(line("source-id")): source ID '\(source.id)' is already used on line \(first)")
+                    "\(path):\(line("source-id")): source ID '\(source.id)' is already used at \(first)")
             }
             ids[source.id] = ids[source.id] ?? line("source-id")
             if let pipeline = source.pipeline, V4L2Source.isDevice(pipeline.source) {
@@ -294,13 +302,87 @@ struct ServeFile {
             return try body()
         } catch {
             let message = (error as? ValidationError)?.message ?? "\(error)"
-            if let node { report(node, Self.asKeys(message)) } else { problems.append("\(path): \(message)") }
+            if let node {
+                report(node, Self.asKeys(message))
+            } else {
+                problems.append("\(path):1:1: \(Self.cut(message))")
+            }
             return nil
         }
     }
 
     private mutating func report(_ node: Node, _ message: String) {
-        problems.append("\(path):\(node.mark?.line ?? 0): \(message)")
+        problems.append("\(path):\(Self.position(node)): \(Self.cut(message))")
+    }
+
+    /// `LINE:COLUMN` of a node, as compilers give them.
+    static func position(_ node: Node) -> String { "\(node.mark?.line ?? 1):\(node.mark?.column ?? 1)" }
+
+    /// The message with every value longer than 80 characters cut there: a line of an
+    /// error stays a line whatever the file holds.
+    static func cut(_ message: String) -> String {
+        message.replacingOccurrences(of: #"([^\s']{80})[^\s']+"#, with: "$1…", options: .regularExpression)
+    }
+
+    /// Yams's problem without its own copy of the offending line.
+    static func yamlProblem(_ error: any Error) -> String {
+        guard let error = error as? YamlError else { return "\(error)" }
+        switch error {
+        case .scanner(_, let problem, _, _), .parser(_, let problem, _, _), .composer(_, let problem, _, _),
+            .reader(let problem, _, _, _):
+            return problem
+        default:
+            return String(describing: error).split(separator: "\n").first.map(String.init) ?? ""
+        }
+    }
+
+    /// Where Yams found its problem.
+    static func mark(of error: any Error) -> Mark? {
+        switch error as? YamlError {
+        case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _): mark
+        default: nil
+        }
+    }
+
+    // MARK: Depth
+
+    /// Levels of nesting a file may have: a config has four or five.
+    static let maximumDepth = 64
+
+    /// Where the file first nests deeper than `maximumDepth`, counted without parsing: a
+    /// line's indentation and its leading `- ` markers bound its block nesting, and open
+    /// `[` and `{` outside quotes and comments its flow nesting. The sum bounds the depth
+    /// Yams would reach, so a file under the limit never recurses deeply.
+    static func tooDeep(_ text: String) -> (line: Int, column: Int)? {
+        var flow = 0
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let bytes = Array(line.utf8)
+            var column = 0
+            while column < bytes.count, bytes[column] == UInt8(ascii: " ") { column += 1 }
+            var block = column
+            while column + 1 < bytes.count, bytes[column] == UInt8(ascii: "-"), bytes[column + 1] == UInt8(ascii: " ") {
+                block += 1
+                column += 2
+            }
+            var quote: UInt8?
+            for (offset, byte) in bytes.enumerated() where offset >= column {
+                if let open = quote {
+                    if byte == open { quote = nil }
+                    continue
+                }
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "'"): quote = byte
+                case UInt8(ascii: "#"): break
+                case UInt8(ascii: "["), UInt8(ascii: "{"): flow += 1
+                case UInt8(ascii: "]"), UInt8(ascii: "}"): flow = max(0, flow - 1)
+                default: continue
+                }
+                if byte == UInt8(ascii: "#") { break }
+                if flow + block > maximumDepth { return (index + 1, offset + 1) }
+            }
+            if block > maximumDepth { return (index + 1, column + 1) }
+        }
+        return nil
     }
 }
 
