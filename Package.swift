@@ -176,6 +176,8 @@ let package = Package(
                 "SightlinePipeline", "SightlineBus", "SightlineSamples", "SightlineTesting", "SightlineRecorder",
                 "SightlineMovie", "SightlineCapture", "SightlineService", "CZMQ",
             ]),
+        // The command line's own parsing (serve's configuration file), in process.
+        .testTarget(name: "SightlineCommandTests", dependencies: ["sightline", "SightlineSamples", "SightlineTesting"]),
         .testTarget(
             name: "SightlineServiceTests",
             dependencies: [

@@ -2,7 +2,8 @@
 # Sets up and runs every test: the Swift suites, the camera suites against a real V4L2
 # device, then the Python example clients (events, GPS feeder, Haar detector) against a
 # real `sightline run`, export of a real recording, the console in headless Chromium, and
-# `sightline serve` with its metrics, health and retention.
+# `sightline serve` with its metrics, health and retention, and hostile input against
+# `record`, the console and the metrics server.
 # This is the
 # README's test command and what CI runs.
 set -euo pipefail
@@ -39,6 +40,7 @@ tools/test-examples.sh
 python3 tools/test-console.py "$(swift build --show-bin-path)/sightline"
 python3 tools/test-export.py "$(swift build --show-bin-path)/sightline"
 python3 tools/test-serve.py "$(swift build --show-bin-path)/sightline"
+python3 tools/test-hostile.py "$(swift build --show-bin-path)/sightline"
 
 # Long tests (CI sets SIGHTLINE_LONG_TESTS=1): 50 kills of a recording run at random moments,
 # and a 30-minute soak of `serve` (SIGHTLINE_SOAK_MINUTES shortens it).

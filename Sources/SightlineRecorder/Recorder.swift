@@ -71,6 +71,11 @@ public final class Recorder {
     /// An identifier without a track in the open file: the next key frame starts a new file.
     private var wantsNewFile = false
     private var pendingMetadata: [(identifier: String, group: TimedMetadataGroup)] = []
+    /// How much `pendingMetadata` holds: a group counts 1, and each object (face) in it 1
+    /// more. Metadata may come up to a minute ahead of the video, so the bus could otherwise
+    /// fill memory with groups of a thousand faces each.
+    private var pendingWeight = 0
+    private static let pendingWeightLimit = 1 << 15
     /// The last group of each identifier: still valid when a new file starts.
     private var active: [String: TimedMetadataGroup] = [:]
     /// How the source's frames are turned for display (EXIF 2-8), once its status has said:
@@ -465,6 +470,11 @@ public final class Recorder {
             counters.metadataDropped["impossibleTime", default: 0] += 1
             return
         }
+        guard pendingWeight + Self.weight(group) <= Self.pendingWeightLimit else {
+            counters.metadataDropped["overflow", default: 0] += 1
+            return
+        }
+        pendingWeight += Self.weight(group)
         var index = pendingMetadata.endIndex
         while index > 0, pendingMetadata[index - 1].group.time > time { index -= 1 }
         pendingMetadata.insert((identifier, group), at: index)
@@ -476,6 +486,7 @@ public final class Recorder {
         guard let writer else { return }
         while let (identifier, group) = pendingMetadata.first, time.map({ group.time <= $0 }) ?? true {
             pendingMetadata.removeFirst()
+            pendingWeight -= Self.weight(group)
             active[identifier] = group
             guard let track = fileTracks[identifier] else {
                 // The next file starts with it, if it still holds then.
@@ -494,6 +505,13 @@ public final class Recorder {
                 counters.metadataDropped["malformed", default: 0] += 1
                 logger.warning("metadata not recorded: \(error)", metadata: ["identifier": "\(identifier)"])
             }
+        }
+    }
+
+    private static func weight(_ group: TimedMetadataGroup) -> Int {
+        group.items.reduce(1) { weight, item in
+            if case .records(let records) = item.value { return weight + records.count }
+            return weight + 1
         }
     }
 

@@ -46,7 +46,8 @@ public struct RecorderCounters: Sendable, Equatable, Codable {
     public var writeFailures = 0
     public var metadataWritten = 0
     /// Metadata dropped, by reason: `late` (its time was already written), `malformed`,
-    /// `impossibleTime`.
+    /// `impossibleTime`, `overflow` (more waiting for its video than a recorder holds: 32,768
+    /// groups and objects together).
     public var metadataDropped: [String: Int] = [:]
     /// Audio frames written, and dropped by reason: `beforeFile` (heard before the file's
     /// first frame), `noTrackInFile` (the audio started or changed format while a file was

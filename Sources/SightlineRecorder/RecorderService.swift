@@ -72,10 +72,18 @@ public final class RecorderService: Service, @unchecked Sendable {
         var sourceStopped = false
         var snapshotAt = ContinuousClock.now
         var retentionAt = ContinuousClock.now
+        var trimmedAt = ContinuousClock.now
+        var receivedSinceTrim = 0
         while true {
             if ContinuousClock.now - snapshotAt > .milliseconds(250) {
                 snapshotAt = .now
                 publishSnapshot()
+            }
+            // After a burst (a flood of large messages), the freed memory goes back to the
+            // system: glibc keeps it otherwise, and the process looks as large as at its peak.
+            if receivedSinceTrim > 0, ContinuousClock.now - trimmedAt > .seconds(10) {
+                (trimmedAt, receivedSinceTrim) = (.now, 0)
+                _ = mallocTrim(0)
             }
             // Files also age while none is closed (a source that stopped).
             if ContinuousClock.now - retentionAt > .seconds(60) {
@@ -88,13 +96,14 @@ public final class RecorderService: Service, @unchecked Sendable {
             // traffic, so that a flood cannot hold a shutdown.
             if stopRequestedAt == nil, stop.isRequested { stopRequestedAt = .now }
             if let requested = stopRequestedAt,
-                sourceStopped || ContinuousClock.now - idleSince > .milliseconds(300)
-                    || ContinuousClock.now - requested > .milliseconds(800)
+                sourceStopped || ContinuousClock.now - idleSince > .milliseconds(250)
+                    || ContinuousClock.now - requested > .milliseconds(500)
             {
                 break
             }
             guard let received = try subscriber.receive(timeout: .milliseconds(50)) else { continue }
             idleSince = .now
+            receivedSinceTrim += 1
             if let state = received.message.status?.state, state == .stopped || state == .failed {
                 sourceStopped = true
             }
@@ -120,3 +129,8 @@ public final class RecorderService: Service, @unchecked Sendable {
         }
     }
 }
+
+/// glibc's `malloc_trim` (malloc.h, which the Glibc module does not export): returns the
+/// free memory of every arena to the system.
+@_silgen_name("malloc_trim")
+private func mallocTrim(_ padding: Int) -> Int32

@@ -54,8 +54,7 @@ struct ConsoleCommand: AsyncParsableCommand {
         configuration.recordingDirectories = recordings
         configuration.token = try readToken()
         configuration.allowRemote = insecure
-        guard staleAfter > 0 else { throw ValidationError("--stale-after must be positive") }
-        configuration.silenceLimit = .milliseconds(Int(staleAfter * 1000))
+        configuration.silenceLimit = try OptionValues.duration(staleAfter, option: "--stale-after")
         guard !connect.isEmpty || !recordings.isEmpty else {
             throw ValidationError("give --connect (live sources), --recordings (a directory), or both")
         }

@@ -158,9 +158,10 @@ struct SourceOptions: ParsableArguments {
         try detection.apply(to: &configuration)
         configuration.models = models.modelFiles
         try identity.apply(to: &configuration)
+        let framesLimit = try parseSize(framesSize, option: "--frames-size")  // checked whether used or not
         if let frames {
             var output = FramesConfiguration(format: frames)
-            (output.maximumWidth, output.maximumHeight) = try parseSize(framesSize, option: "--frames-size")
+            (output.maximumWidth, output.maximumHeight) = framesLimit
             output.rate = try OptionValues.number(framesRate, option: "--frames-rate", in: 0.001...1000)
             configuration.frames = output
         }
@@ -182,8 +183,10 @@ struct SourceOptions: ParsableArguments {
         configuration.encoder.keyFrameInterval = try gop.map {
             try OptionValues.integer($0, option: "--gop", in: 1...100_000)
         }
+        // The recording options are checked even when nothing is recorded: a value that is
+        // wrong is refused the same whether or not it is used yet.
+        let recorder = try recording.configuration(sourceID: sourceID, directory: record ?? ".")
         return ServicesConfiguration.Source(
-            id: sourceID, pipeline: configuration,
-            recording: try record.map { try recording.configuration(sourceID: sourceID, directory: $0) })
+            id: sourceID, pipeline: configuration, recording: record.map { _ in recorder })
     }
 }

@@ -86,16 +86,16 @@ struct ConsoleRouter {
             let (library, name) = try recording(context)
             // Both are checked here, before any arithmetic: a time past any clock is refused,
             // not passed on to be turned into ticks.
-            guard let time = request.uri.queryParameters.get("t").flatMap(Double.init),
-                (0..<MediaTime.limitSeconds).contains(time)
-            else {
-                throw HTTPError(.badRequest, message: "snapshot needs ?t=SECONDS, from 0 to 2^32")
-            }
             let width = try request.uri.queryParameters.get("width").map { text in
                 guard let width = Int(text), (16...16384).contains(width) else {
                     throw HTTPError(.badRequest, message: "width must be 16 to 16384 pixels")
                 }
                 return width
+            }
+            guard let time = request.uri.queryParameters.get("t").flatMap(Double.init),
+                (0..<MediaTime.limitSeconds).contains(time)
+            else {
+                throw HTTPError(.badRequest, message: "snapshot needs ?t=SECONDS, from 0 to 2^32")
             }
             let jpeg = try await Self.offload {
                 let metadata = try library.metadata(of: name).player

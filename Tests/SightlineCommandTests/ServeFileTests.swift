@@ -1,0 +1,123 @@
+import Foundation
+import SightlineSamples
+import SightlineTesting
+import Testing
+
+@testable import sightline
+
+/// `serve`'s configuration file as someone hostile or careless writes it: nested
+/// thousands deep, values past every range, mutated at random. Each is refused with lines
+/// that name a line and a column and never echo more than 80 characters of a value; none
+/// traps or overflows the stack.
+@Suite struct ServeFileTests {
+    let directory: TemporaryDirectory
+
+    init() throws { directory = try TemporaryDirectory("serve-file") }
+
+    func problems(_ text: String) throws -> [String] {
+        let path = directory.file("config-\(UUID().uuidString.prefix(8)).yml")
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        return ServeFile(path: path).problems.map { String($0.dropFirst(path.count)) }
+    }
+
+    static let valid = """
+        publish: tcp://127.0.0.1:5599
+        retention:
+          keep: 7d
+          max-total: 10G
+        defaults:
+          segment: 10m
+          status-interval: 5
+        sources:
+          - source-id: lobby
+            source: \(SampleMedia.faces640x480.path)
+            realtime: true
+            fps: 30
+          - source-id: shelf
+            source: \(SampleMedia.faces640x480.path)
+            detect: faces,barcodes
+        """
+
+    @Test func theValidConfigHasNoProblem() throws {
+        #expect(try problems(Self.valid) == [])
+    }
+
+    @Test func nestingThousandsDeepIsRefusedBeforeParsing() throws {
+        let deep = [
+            "sources:\n  - source-id: a\n    upsample: " + String(repeating: "[", count: 5000)
+                + String(repeating: "]", count: 5000),
+            "sources:\n" + (0..<5000).map { String(repeating: " ", count: $0) + "- x:\n" }.joined(),
+            "a: " + String(repeating: "{b: ", count: 5000) + String(repeating: "}", count: 5000),
+        ]
+        for text in deep {
+            let found = try problems(text)
+            #expect(found.count == 1 && found[0].contains("nested deeper than 64 levels"), "\(found)")
+            #expect(found.allSatisfy { $0.range(of: #"^:\d+:\d+: "#, options: .regularExpression) != nil }, "\(found)")
+        }
+    }
+
+    @Test func valuesPastEveryRangeAreRefusedOnTheirLine() throws {
+        let cases: [(String, String, String)] = [
+            ("segment", "9999999999999h", "segment"), ("keep", "99999999999999d", "keep"),
+            ("max-total", "9999999999T", "max-total"), ("status-interval", "1e308", "status-interval"),
+            ("fps", "nan", "fps"), ("fragment", "inf", "fragment"), ("reconnect-timeout", "-1", "reconnect-timeout"),
+            ("source-id", "../x", "source-id"), ("source-id", "a/b", "source-id"),
+            ("source-id", String(repeating: "a", count: 65), "source-id"), ("crf", "99", "crf"),
+            ("frames-size", "99999999999999999999x1", "frames-size"), ("metadata-rate", "0", "metadata-rate"),
+        ]
+        for (key, value, named) in cases {
+            let text = Self.valid + "\n    \(key): \"\(value)\"\n"
+            let found = try problems(text)
+            #expect(found.count == 1, "\(key): \(value): \(found)")
+            #expect(found.first?.hasPrefix(":16:") == true, "\(key): \(value): \(found)")
+            #expect(found.first?.contains(named) == true, "\(key): \(value): \(found)")
+        }
+    }
+
+    @Test func longValuesAreCutTo80Characters() throws {
+        let long = String(repeating: "x", count: 10_000_000)
+        for text in [Self.valid + "\n    fps: \(long)\n", Self.valid + "\n    \(long): 1\n", "colour: \(long)\n"] {
+            let found = try problems(text)
+            #expect(!found.isEmpty)
+            for line in found { #expect(line.count < 400, "\(line.prefix(200))") }
+        }
+    }
+
+    /// 1,000 configurations mutated from the valid one: each parses or is refused with
+    /// lines of the form `:LINE:COLUMN: message`; none traps.
+    @Test func mutatedConfigurationsNeverTrap() throws {
+        let runs = Int(ProcessInfo.processInfo.environment["SIGHTLINE_CONFIG_MUTATIONS"] ?? "") ?? 1000
+        var random = SplitMix(seed: 1_000)
+        let fragments = [
+            "[", "]", "{", "}", ": ", "- ", "\n", "  ", "&a ", "*a ", "<<: *a\n", "!!binary ", "\"", "'", "#",
+            "9999999999999999999999", "-1", "1e308", "nan", ".inf", "~", "0x", "%TAG ! !\n", "? ", "|\n", "\t", "\u{0}",
+            "sources:", "source-id: x", "defaults:", "\u{FEFF}",
+        ]
+        var (accepted, refused) = (0, 0)
+        for _ in 0..<runs {
+            var text = Array(Self.valid.unicodeScalars)
+            for _ in 0...random.next(below: 4) {
+                let at = random.next(below: text.count + 1)
+                switch random.next(below: 3) {
+                case 0: text.insert(contentsOf: fragments[random.next(below: fragments.count)].unicodeScalars, at: at)
+                case 1:
+                    if at < text.count { text.removeSubrange(at..<min(text.count, at + random.next(below: 20) + 1)) }
+                default:
+                    let length = min(random.next(below: 40) + 1, text.count - min(at, text.count))
+                    let start = min(at, text.count)
+                    text.insert(contentsOf: text[start..<start + length], at: random.next(below: text.count + 1))
+                }
+            }
+            var string = ""
+            string.unicodeScalars.append(contentsOf: text)
+            let found = try problems(string)
+            if found.isEmpty { accepted += 1 } else { refused += 1 }
+            for line in found {
+                #expect(line.range(of: #"^:\d+:\d+: "#, options: .regularExpression) != nil, "\(line)")
+            }
+        }
+        #expect(accepted > 0 && refused > 0)
+        print("mutated configurations: \(accepted) accepted, \(refused) refused")
+    }
+}
