@@ -16,9 +16,9 @@ package struct ServerLimits: Sendable {
     package var maximumConnections: Int
 
     /// 30 s idle, and at most 4,096 connections or a quarter of the descriptors the process
-    /// may open, whichever is fewer: the recorder keeps the rest.
+    /// may open, whichever is fewer (16 at the least): the recorder keeps the rest.
     package static var standard: ServerLimits {
-        ServerLimits(idleTimeout: .seconds(30), maximumConnections: min(4096, max(64, DescriptorLimit.current / 4)))
+        ServerLimits(idleTimeout: .seconds(30), maximumConnections: min(4096, max(16, DescriptorLimit.current / 4)))
     }
 
     package init(idleTimeout: Duration, maximumConnections: Int) {
@@ -64,8 +64,17 @@ final class ConnectionCounter: Sendable {
         }
     }
 
-    /// Counts a new connection; false when it is one too many.
-    func opened() -> Bool { open.wrappingAdd(1, ordering: .relaxed).newValue <= limit }
+    /// What became of a new connection.
+    enum Admission { case admitted, refused, dropped }
+
+    /// Counts a new connection: admitted up to the limit; past it, a few more (a quarter of
+    /// the limit, 64 at most) are held for a second to be refused with 503, and the rest are
+    /// dropped at once, so that those past the limit hold few descriptors.
+    func opened() -> Admission {
+        let count = open.wrappingAdd(1, ordering: .relaxed).newValue
+        if count <= limit { return .admitted }
+        return count <= limit + min(64, max(1, limit / 4)) ? .refused : .dropped
+    }
 
     func closed() { open.wrappingSubtract(1, ordering: .relaxed) }
 }
@@ -86,8 +95,15 @@ final class ConnectionLimitHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     func handlerAdded(context: ChannelHandlerContext) {
         counted = true
-        overLimit = !counter.opened()
-        if overLimit { counter.refused() }
+        let admission = counter.opened()
+        overLimit = admission != .admitted
+        guard overLimit else { return }
+        counter.refused()
+        // One too many gets a second to send its request and be told 503; one that sends
+        // nothing must not keep the descriptor, nor one past the few that may wait.
+        let channel = context.channel
+        if admission == .dropped { return channel.close(promise: nil) }
+        context.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) { release() }
