@@ -183,9 +183,17 @@ def main():
         console_url = f"http://127.0.0.1:{console_port}"
         wait_for(lambda: http(f"{console_url}/health")[0] == 200, 60, "the console")
         idle = hold_idle(metrics_port, 1000) + hold_idle(console_port, 1000)
+        # And a slow client: headers a byte every second, never finished.
+        slow = socket.create_connection(("127.0.0.1", console_port), timeout=10)
+        slow.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        slow_open = True
         latencies = []
         started = time.monotonic()
         while time.monotonic() - started < IDLE_SECONDS:
+            try:
+                slow.sendall(b"a")
+            except OSError:
+                slow_open = False
             for url in (metrics_url, console_url):
                 asked = time.monotonic()
                 status, _, _ = http(f"{url}/health")
@@ -199,6 +207,9 @@ def main():
         if IDLE_SECONDS > 31:
             closed = sum(closed_by_server(connection) for connection in idle[:50] + idle[1000:1050])
             check("idle connections are closed by the servers after 30 s", closed == 100, f"{closed} of 100")
+            check("a client sending its headers a byte at a time is closed too",
+                  not slow_open or closed_by_server(slow))
+        slow.close()
         for connection in idle:
             connection.close()
         text = http(f"{metrics_url}/metrics")[2].decode()

@@ -160,11 +160,14 @@ private struct Check {
         if let code = event.code { self.code(code, "event.code") }
     }
 
-    mutating func audioFormat(_ format: AudioFormat, _ path: String) {
+    /// An `audio` message's format is what a recorder writes, so it must be one; a status
+    /// only describes, and may say 0 for what it does not know.
+    mutating func audioFormat(_ format: AudioFormat, _ path: String, unknownAllowed: Bool = false) {
+        let least = unknownAllowed ? 0 : 1
         text(format.codec, "\(path).codec")
         text(format.config, "\(path).config")
-        if !(1...1_000_000).contains(format.sampleRate) { fail("\(path).sampleRate") }
-        if !(1...255).contains(format.channels) { fail("\(path).channels") }
+        if !(least...1_000_000).contains(format.sampleRate) { fail("\(path).sampleRate") }
+        if !(least...255).contains(format.channels) { fail("\(path).channels") }
     }
 
     mutating func status(_ status: SourceStatus) {
@@ -181,7 +184,7 @@ private struct Check {
                 text(audio.codec, "status.input.audio.codec")
                 if !(0...1_000_000).contains(audio.sampleRate) { fail("status.input.audio.sampleRate") }
                 if !(0...255).contains(audio.channels) { fail("status.input.audio.channels") }
-                audioFormat(audio.output, "status.input.audio.output")
+                audioFormat(audio.output, "status.input.audio.output", unknownAllowed: true)
             }
         }
         if let counters = status.counters { self.counters(counters) }

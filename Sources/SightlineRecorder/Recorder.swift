@@ -75,7 +75,7 @@ public final class Recorder {
     /// more. Metadata may come up to a minute ahead of the video, so the bus could otherwise
     /// fill memory with groups of a thousand faces each.
     private var pendingWeight = 0
-    private static let pendingWeightLimit = 1 << 15
+    private static let pendingWeightLimit = 1 << 13
     /// The last group of each identifier: still valid when a new file starts.
     private var active: [String: TimedMetadataGroup] = [:]
     /// How the source's frames are turned for display (EXIF 2-8), once its status has said:

@@ -46,7 +46,7 @@ public struct RecorderCounters: Sendable, Equatable, Codable {
     public var writeFailures = 0
     public var metadataWritten = 0
     /// Metadata dropped, by reason: `late` (its time was already written), `malformed`,
-    /// `impossibleTime`, `overflow` (more waiting for its video than a recorder holds: 32,768
+    /// `impossibleTime`, `overflow` (more waiting for its video than a recorder holds: 8,192
     /// groups and objects together).
     public var metadataDropped: [String: Int] = [:]
     /// Audio frames written, and dropped by reason: `beforeFile` (heard before the file's
