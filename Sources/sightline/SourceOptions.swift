@@ -140,7 +140,7 @@ struct SourceOptions: ParsableArguments {
         // `serve --check` all pass.
         guard SourceID.isValid(sourceID) else {
             throw ValidationError(
-                "--source-id \(OptionValues.shown(sourceID)) must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+                "source ID \(OptionValues.shown(sourceID)) must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
             )
         }
         let statusInterval = try OptionValues.duration(statusInterval, option: "--status-interval")

@@ -62,8 +62,7 @@ import Testing
             ("segment", "9999999999999h", "segment"), ("keep", "99999999999999d", "keep"),
             ("max-total", "9999999999T", "max-total"), ("status-interval", "1e308", "status-interval"),
             ("fps", "nan", "fps"), ("fragment", "inf", "fragment"), ("reconnect-timeout", "-1", "reconnect-timeout"),
-            ("source-id", "../x", "source-id"), ("source-id", "a/b", "source-id"),
-            ("source-id", String(repeating: "a", count: 65), "source-id"), ("crf", "99", "crf"),
+            ("crf", "99", "crf"),
             ("frames-size", "99999999999999999999x1", "frames-size"), ("metadata-rate", "0", "metadata-rate"),
         ]
         for (key, value, named) in cases {
@@ -72,6 +71,14 @@ import Testing
             #expect(found.count == 1, "\(key): \(value): \(found)")
             #expect(found.first?.hasPrefix(":16:") == true, "\(key): \(value): \(found)")
             #expect(found.first?.contains(named) == true, "\(key): \(value): \(found)")
+        }
+        // Source IDs that `serve` would refuse, refused by `serve --check` as well.
+        for id in ["../x", "a/b", String(repeating: "a", count: 65), "-x"] {
+            let found = try problems(
+                Self.valid.replacingOccurrences(of: "source-id: shelf", with: "source-id: \"\(id)\""))
+            #expect(found.count == 1, "\(id): \(found)")
+            #expect(
+                found.first?.hasPrefix(":13:") == true && found.first?.contains("source ID") == true, "\(id): \(found)")
         }
     }
 

@@ -34,6 +34,9 @@ public struct MetricsBackend: Sendable {
             "Audio gaps, overlaps and new clocks the recorder evened out.",
         "sightline_recorder_written_bytes_total": "Bytes written into recordings.",
         "sightline_recorder_files_finished_total": "Recordings finalised.",
+        "sightline_recorder_write_failures_total":
+            "Times a write or a new file failed and recording waited to try a new file.",
+        "sightline_recorder_messages_rejected_total": "Bus messages the recorder refused, by reason.",
         "sightline_recorder_up": "1 while the recorder records, 0 while it is paused (disk nearly full) or stopped.",
         "sightline_retention_deleted_files_total": "Recordings deleted by retention (age or total size).",
         "sightline_disk_free_bytes": "Free bytes for unprivileged users in a recordings directory's file system.",

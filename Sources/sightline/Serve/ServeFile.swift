@@ -187,7 +187,7 @@ struct ServeFile {
                 if let flag = value.bool, value.string.map({ ["true", "false", "yes", "no"].contains($0) }) == true {
                     if flag { arguments.append("--\(key)") }
                 } else {
-                    arguments += ["--\(key)", value.string ?? ""]
+                    arguments.append("--\(key)=\(value.string ?? "")")  // `=`: a value may start with "-"
                 }
             case .sequence(let items):
                 guard Self.repeatableKeys.contains(key) else {
@@ -196,7 +196,7 @@ struct ServeFile {
                 }
                 for item in items {
                     guard let text = string(item, key) else { continue }
-                    arguments += ["--\(key)", text]
+                    arguments.append("--\(key)=\(text)")
                 }
             default:
                 report(value, "\(name): '\(key)' takes a value or a list of values, not a mapping")
