@@ -29,10 +29,10 @@ public enum MessageLimits {
         if message.wallTimeNs > UInt64(Int64.max) { check.fail("wallTimeNs") }
         check.time(message.time, "time")
         if let faces = message.faces {
-            check.list(faces, objectsPerMessage, "faces") { check, face, path in check.face(face, path) }
+            check.list(faces, objectsPerMessage, "faces") { check, face, path in check.face(face, path()) }
         }
         if let codes = message.codes {
-            check.list(codes, objectsPerMessage, "codes") { check, code, path in check.code(code, path) }
+            check.list(codes, objectsPerMessage, "codes") { check, code, path in check.code(code, path()) }
         }
         if let event = message.event { check.event(event) }
         if let status = message.status { check.status(status) }
@@ -50,8 +50,8 @@ public enum MessageLimits {
             check.text(metadata.input, "metadata.input")
             check.duration(metadata.duration, "metadata.duration")
             check.list(metadata.items, 4096, "metadata.items") { check, item, path in
-                check.text(item.identifier, "\(path).identifier")
-                check.text(item.dataType, "\(path).dataType")
+                check.text(item.identifier, "\(path()).identifier")
+                check.text(item.dataType, "\(path()).dataType")
             }
         }
         if let frame = message.frame {
@@ -101,56 +101,60 @@ private struct Check {
     }
 
     mutating func list<Element>(
-        _ elements: [Element], _ limit: Int, _ path: String, _ each: (inout Check, Element, String) -> Void
+        _ elements: [Element], _ limit: Int, _ path: @autoclosure () -> String,
+        _ each: (inout Check, Element, () -> String) -> Void
     ) {
-        guard elements.count <= limit else { return fail(path) }
-        for (index, element) in elements.enumerated() where violation == nil {
-            each(&self, element, "\(path)[\(index)]")
-        }
-    }
-
-    mutating func rect(_ rect: NormalizedRect, _ path: String) {
-        coordinate(rect.x, "\(path).x")
-        coordinate(rect.y, "\(path).y")
-        coordinate(rect.width, "\(path).width")
-        coordinate(rect.height, "\(path).height")
-    }
-
-    mutating func points(_ points: [NormalizedPoint], _ path: String) {
-        list(points, MessageLimits.pointsPerObject, path) { check, point, path in
-            check.coordinate(point.x, "\(path).x")
-            check.coordinate(point.y, "\(path).y")
-        }
-    }
-
-    mutating func face(_ face: FaceObject, _ path: String) {
-        count(face.faceID, "\(path).faceID")
-        rect(face.bounds, "\(path).bounds")
-        number(face.rollAngle, "\(path).rollAngle")
-        number(face.yawAngle, "\(path).yawAngle")
-        time(face.time, "\(path).time")
-        duration(face.duration, "\(path).duration")
-        number(face.score, "\(path).score")
-        count(face.subDetector, "\(path).subDetector")
-        if let landmarks = face.landmarks { points(landmarks, "\(path).landmarks") }
-        if let identity = face.identity {
-            text(identity.name, "\(path).identity.name")
-            number(identity.distance, "\(path).identity.distance")
-        }
-        if let descriptor = face.descriptor {
-            list(descriptor, MessageLimits.descriptorLength, "\(path).descriptor") { check, value, path in
-                check.number(Double(value), path)
+        guard elements.count <= limit else { return fail(path()) }
+        // An element's path is made only if it is reported: this runs on every message.
+        withoutActuallyEscaping(path) { path in
+            for (index, element) in elements.enumerated() where violation == nil {
+                each(&self, element, { "\(path())[\(index)]" })
             }
         }
     }
 
-    mutating func code(_ code: MachineReadableCodeObject, _ path: String) {
-        count(code.codeID, "\(path).codeID")
-        text(code.stringValue, "\(path).stringValue")
-        points(code.corners, "\(path).corners")
-        rect(code.bounds, "\(path).bounds")
-        time(code.time, "\(path).time")
-        duration(code.duration, "\(path).duration")
+    mutating func rect(_ rect: NormalizedRect, _ path: @autoclosure () -> String) {
+        coordinate(rect.x, "\(path()).x")
+        coordinate(rect.y, "\(path()).y")
+        coordinate(rect.width, "\(path()).width")
+        coordinate(rect.height, "\(path()).height")
+    }
+
+    mutating func points(_ points: [NormalizedPoint], _ path: @autoclosure () -> String) {
+        list(points, MessageLimits.pointsPerObject, path()) { check, point, path in
+            check.coordinate(point.x, "\(path()).x")
+            check.coordinate(point.y, "\(path()).y")
+        }
+    }
+
+    mutating func face(_ face: FaceObject, _ path: @autoclosure () -> String) {
+        count(face.faceID, "\(path()).faceID")
+        rect(face.bounds, "\(path()).bounds")
+        number(face.rollAngle, "\(path()).rollAngle")
+        number(face.yawAngle, "\(path()).yawAngle")
+        time(face.time, "\(path()).time")
+        duration(face.duration, "\(path()).duration")
+        number(face.score, "\(path()).score")
+        count(face.subDetector, "\(path()).subDetector")
+        if let landmarks = face.landmarks { points(landmarks, "\(path()).landmarks") }
+        if let identity = face.identity {
+            text(identity.name, "\(path()).identity.name")
+            number(identity.distance, "\(path()).identity.distance")
+        }
+        if let descriptor = face.descriptor {
+            list(descriptor, MessageLimits.descriptorLength, "\(path()).descriptor") { check, value, path in
+                check.number(Double(value), path())
+            }
+        }
+    }
+
+    mutating func code(_ code: MachineReadableCodeObject, _ path: @autoclosure () -> String) {
+        count(code.codeID, "\(path()).codeID")
+        text(code.stringValue, "\(path()).stringValue")
+        points(code.corners, "\(path()).corners")
+        rect(code.bounds, "\(path()).bounds")
+        time(code.time, "\(path()).time")
+        duration(code.duration, "\(path()).duration")
     }
 
     mutating func event(_ event: ObjectEvent) {
@@ -162,18 +166,18 @@ private struct Check {
 
     /// An `audio` message's format is what a recorder writes, so it must be one; a status
     /// only describes, and may say 0 for what it does not know.
-    mutating func audioFormat(_ format: AudioFormat, _ path: String, unknownAllowed: Bool = false) {
+    mutating func audioFormat(_ format: AudioFormat, _ path: @autoclosure () -> String, unknownAllowed: Bool = false) {
         let least = unknownAllowed ? 0 : 1
-        text(format.codec, "\(path).codec")
-        text(format.config, "\(path).config")
-        if !(least...1_000_000).contains(format.sampleRate) { fail("\(path).sampleRate") }
-        if !(least...255).contains(format.channels) { fail("\(path).channels") }
+        text(format.codec, "\(path()).codec")
+        text(format.config, "\(path()).config")
+        if !(least...1_000_000).contains(format.sampleRate) { fail("\(path()).sampleRate") }
+        if !(least...255).contains(format.channels) { fail("\(path()).channels") }
     }
 
     mutating func status(_ status: SourceStatus) {
         if let reason = status.reason { text(reason, "status.reason") }
         if let device = status.device { text(device, "status.device") }
-        list(status.detections ?? [], 64, "status.detections") { check, name, path in check.text(name, path) }
+        list(status.detections ?? [], 64, "status.detections") { check, name, path in check.text(name, path()) }
         if let input = status.input {
             text(input.url, "status.input.url")
             text(input.pixelFormat, "status.input.pixelFormat")
@@ -201,9 +205,9 @@ private struct Check {
         }
         reasons(counters.sourceSkipped, "status.counters.sourceSkipped")
         list(Array(counters.outputs), 64, "status.counters.outputs") { check, output, path in
-            check.text(output.key, path)
-            check.count(output.value.delivered, "\(path).delivered")
-            check.reasons(output.value.dropped, "\(path).dropped")
+            check.text(output.key, path())
+            check.count(output.value.delivered, "\(path()).delivered")
+            check.reasons(output.value.dropped, "\(path()).dropped")
         }
         for (name, timing) in [
             ("detection", counters.detection), ("codeDetection", counters.codeDetection),
@@ -227,10 +231,10 @@ private struct Check {
         }
     }
 
-    mutating func reasons(_ reasons: [String: Int], _ path: String) {
-        list(Array(reasons), 64, path) { check, reason, path in
-            check.text(reason.key, path)
-            check.count(reason.value, "\(path).\(reason.key.prefix(40))")
+    mutating func reasons(_ reasons: [String: Int], _ path: @autoclosure () -> String) {
+        list(Array(reasons), 64, path()) { check, reason, path in
+            check.text(reason.key, path())
+            check.count(reason.value, "\(path()).\(reason.key.prefix(40))")
         }
     }
 }
