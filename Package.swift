@@ -177,7 +177,12 @@ let package = Package(
                 "SightlineMovie", "SightlineCapture", "SightlineService", "CZMQ",
             ]),
         // The command line's own parsing (serve's configuration file), in process.
-        .testTarget(name: "SightlineCommandTests", dependencies: ["sightline", "SightlineSamples", "SightlineTesting"]),
+        .testTarget(
+            name: "SightlineCommandTests",
+            dependencies: [
+                "sightline", "SightlineSamples", "SightlineTesting",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
         .testTarget(
             name: "SightlineServiceTests",
             dependencies: [

@@ -99,7 +99,7 @@ def recording(binary, work):
     directory = os.path.join(work, "long")
     os.makedirs(directory)
     path = os.path.join(directory, "cam1-20261124T000000Z.mov")
-    subprocess.check_call([binary, "bench-movie", "--write-long-recording", path])
+    subprocess.check_call([binary, "bench", "movie", "--write-long-recording", path])
     port = console_test.free_port()
     base = f"http://127.0.0.1:{port}"
     console = subprocess.Popen([binary, "console", "--recordings", directory, "--listen", f"127.0.0.1:{port}",

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks landmarks and face descriptors: `sightline bench-faces` (release build), then
+# Benchmarks landmarks and face descriptors: `sightline bench faces` (release build), then
 # the Python dlib binding on the same frame's faces as a baseline, and the ratios.
 #   tools/bench-faces.sh [--frame N] [--runs N]
 set -euo pipefail
@@ -13,7 +13,7 @@ while (($#)); do
   [ "$1" = "--frame" ] && frame="$2"
   shift
 done
-ours=$("$bin/sightline" bench-faces --source "$clip" "${args[@]}")
+ours=$("$bin/sightline" bench faces --source "$clip" "${args[@]}")
 echo "$ours"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

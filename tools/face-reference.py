@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What the Python dlib binding says about the faces in an image: the reference that
 Sightline's landmark and descriptor tests compare with, and the baseline of
-`sightline bench-faces`.
+`sightline bench faces`.
 
 Reads the image as raw planes (so both sides see the same bytes): an 8-bit gray plane for
 detection and landmarks, and packed RGB for descriptors. For each face that

@@ -74,14 +74,18 @@ public final class CaptureSession: Sendable {
         return result
     }
 
-    /// Runs until the source ends, fails, or `stop()` is called, then drains the outputs:
-    /// all waiting frames are delivered at the end of a source, and dropped as `shutdown`
-    /// after a stop.
+    /// Runs until the source ends, fails, or `stop()` is called or the task is cancelled,
+    /// then drains the outputs: all waiting frames are delivered at the end of a source, and
+    /// dropped as `shutdown` after a stop.
     public func run() async throws -> Completion {
-        let result: Result<Completion, Error> = await withCheckedContinuation { continuation in
-            Thread.start(named: "capture", qualityOfService: .userInteractive) { [self] in
-                continuation.resume(returning: Result { try captureLoop() })
+        let result: Result<Completion, Error> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                Thread.start(named: "capture", qualityOfService: .userInteractive) { [self] in
+                    continuation.resume(returning: Result { try captureLoop() })
+                }
             }
+        } onCancel: {
+            stop()
         }
         for output in outputs { await output.drain() }
         return try result.get()

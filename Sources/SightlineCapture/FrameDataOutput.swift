@@ -41,6 +41,9 @@ public final class FrameDataOutput: Sendable {
         var counters = OutputCounters()
         var maxBacklog = 0
         var discardWaiting = false
+        /// `drain()` callers waiting for the delegate to be idle; resumed by the delivery
+        /// that empties the output.
+        var drained: [CheckedContinuation<Void, Never>] = []
     }
 
     public init(
@@ -101,16 +104,18 @@ public final class FrameDataOutput: Sendable {
     private func deliver(_ frame: VideoFrame) {
         thread.async { [self] in
             delegate.frameDataOutput(self, didOutput: frame)
-            let next: VideoFrame? = state.withLock { state in
+            let (next, drained) = state.withLock { state -> (VideoFrame?, [CheckedContinuation<Void, Never>]) in
                 state.counters.delivered += 1
                 if state.waiting.isEmpty {
                     state.busy = false
-                    return nil
+                    defer { state.drained = [] }
+                    return (nil, state.drained)
                 }
-                return state.waiting.removeFirst()
+                return (state.waiting.removeFirst(), [])
             }
             slots?.signal()  // after the bookkeeping, so the backlog never exceeds the bound
             if let next { deliver(next) }
+            for waiter in drained { waiter.resume() }
         }
     }
 
@@ -129,10 +134,15 @@ public final class FrameDataOutput: Sendable {
         for _ in 0..<dropped { slots?.signal() }
     }
 
-    /// Waits until every offered frame has been delivered or dropped.
+    /// Waits until every offered frame has been delivered or dropped. Any task; it is
+    /// resumed by the output's thread when the delegate returns from the last frame.
     public func drain() async {
-        while state.withLock({ $0.busy }) {
-            try? await Task.sleep(for: .milliseconds(2))
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = state.withLock { state in
+                if state.busy { state.drained.append(continuation) }
+                return !state.busy
+            }
+            if idle { continuation.resume() }
         }
     }
 }

@@ -41,16 +41,16 @@ struct FramePacing {
         return min(frameInterval, (decodeTime ?? .zero) * 2 + .milliseconds(2))
     }
 
-    /// Sleeps until the next frame's decoding is to start (at once for the first frame),
-    /// waking at least every 50 ms to check `interrupted`.
-    mutating func waitToDecode(interrupted: () -> Bool) {
-        if let nextDue { sleep(until: nextDue - lead, interrupted: interrupted) }
+    /// Sleeps until the next frame's decoding is to start (at once for the first frame), or
+    /// until `interrupt` is set.
+    mutating func waitToDecode(interrupt: InterruptFlag) {
+        if let nextDue { interrupt.sleep(until: nextDue - lead) }
         decodeStarted = clock.now
     }
 
-    /// Sleeps until the decoded frame with timestamp `pts` is due; returns how late it is
-    /// (zero when on time).
-    mutating func waitUntilDue(pts: Int64, interrupted: () -> Bool) -> Duration {
+    /// Sleeps until the decoded frame with timestamp `pts` is due, or until `interrupt` is
+    /// set; returns how late it is (zero when on time).
+    mutating func waitUntilDue(pts: Int64, interrupt: InterruptFlag) -> Duration {
         let now = clock.now
         if let decodeStarted {
             let took = now - decodeStarted
@@ -65,17 +65,11 @@ struct FramePacing {
             origin = (pts, due)
         }
         nextDue = frameInterval.map { due + $0 }
-        sleep(until: due, interrupted: interrupted)
+        interrupt.sleep(until: due)
         return max(.zero, now - due)
     }
 
     /// After looping back to the start, whose timestamps begin again: the next frame sets a
     /// new origin.
     mutating func restart() { origin = nil }
-
-    private func sleep(until instant: ContinuousClock.Instant, interrupted: () -> Bool) {
-        while clock.now < instant && !interrupted() {
-            Thread.sleep(forTimeInterval: min((instant - clock.now).milliseconds / 1000, 0.05))
-        }
-    }
 }

@@ -211,7 +211,7 @@ public final class MediaFileSource: FrameSource {
 
     public func read() throws -> SourceRead {
         guard let decoder, let packet, let format else { return .end }
-        pacing?.waitToDecode(interrupted: { interrupt.isSet })
+        pacing?.waitToDecode(interrupt: interrupt)
         while !interrupt.isSet {
             // Drain every frame the decoder has before feeding it more.
             let frame = spareFrame ?? av_frame_alloc()!
@@ -287,7 +287,7 @@ public final class MediaFileSource: FrameSource {
         let duration = frameDuration > 0 ? mediaTime(frameDuration) : nil
 
         let pixels = try pixelBuffer(for: owned)
-        let late = pacing?.waitUntilDue(pts: streamPts, interrupted: { interrupt.isSet }) ?? .zero
+        let late = pacing?.waitUntilDue(pts: streamPts, interrupt: interrupt) ?? .zero
         defer { framesProduced += 1 }
         return .frame(
             VideoFrame(
@@ -364,13 +364,6 @@ final class DecodedFrame {
         var pointer: UnsafeMutablePointer<AVFrame>? = frame
         av_frame_free(&pointer)
     }
-}
-
-/// Set from any thread to make FFmpeg's blocking calls give up.
-final class InterruptFlag: Sendable {
-    private let flag = Atomic<Bool>(false)
-    var isSet: Bool { flag.load(ordering: .acquiring) }
-    func set() { flag.store(true, ordering: .releasing) }
 }
 
 func ffmpegError(_ code: Int32) -> String {

@@ -12,7 +12,7 @@ import SightlineMovie
 /// Boxes and text are drawn here rather than with libavfilter's drawbox and drawtext: the
 /// boxes change every frame, which a filter graph can only follow with a filter per box and
 /// commands per frame, while drawing a rectangle into the planes is a few row fills
-/// (`sightline bench-export` measures it against `ffmpeg -vf drawbox`; docs/export.md).
+/// (`sightline bench export` measures it against `ffmpeg -vf drawbox`; docs/export.md).
 public enum BurnIn {
     public struct Options: Sendable {
         public var crf = 20
@@ -123,7 +123,7 @@ public enum BurnIn {
 }
 
 extension BurnIn {
-    /// What drawing costs, for `bench-export`: two face boxes with their IDs drawn into a
+    /// What drawing costs, for `bench export`: two face boxes with their IDs drawn into a
     /// `width` x `height` picture `frames` times, in milliseconds a frame.
     public static func drawingMilliseconds(width: Int, height: Int, frames: Int) throws -> Double {
         let picture = PixelBuffer(format: .yuv420p, width: width, height: height) { bases in

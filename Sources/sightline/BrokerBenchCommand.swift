@@ -7,10 +7,10 @@ import Synchronization
 
 struct BrokerBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bench-broker",
+        commandName: "broker",
         abstract: "Measure small-message throughput through the broker against a direct connection.",
         discussion: """
-            Run a release build: swift run -c release sightline bench-broker
+            Run a release build: swift run -c release sightline bench broker
             One publisher sends small status messages to one subscriber over tcp loopback,
             first directly and then through `sightline broker`'s proxy, in the same run; it
             prints messages/s for each and the broker's as a ratio of the direct figure.
@@ -28,7 +28,7 @@ struct BrokerBenchCommand: AsyncParsableCommand {
         var logger = global.makeLogger()
         logger.logLevel = .warning
         let size = try JSONEncoder().encode(statusMessage(0)).count
-        Swift.print("sightline bench-broker: \(messages) messages of \(size) bytes, \(rounds) rounds, median")
+        Swift.print("sightline bench broker: \(messages) messages of \(size) bytes, \(rounds) rounds, median")
         var direct: [Double] = []
         var brokered: [Double] = []
         for _ in 0..<rounds {

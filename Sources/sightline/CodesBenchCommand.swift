@@ -7,10 +7,10 @@ import SightlineSamples
 
 struct CodesBenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bench-codes",
+        commandName: "codes",
         abstract: "Measure the barcode pass and the frames output on the barcode sample.",
         discussion: """
-            Run a release build: swift run -c release sightline bench-codes
+            Run a release build: swift run -c release sightline bench codes
             On decoded frames held in memory it prints, measured in the same run:
               codes     zxing-cpp over the whole frame, all formats (and --try-harder), ms/frame
               frames    the frames output: scale to gray8, or scale and encode a JPEG, ms/frame
@@ -27,7 +27,7 @@ struct CodesBenchCommand: ParsableCommand {
         let frames = try decodeFrames(source ?? SampleMedia.barcodes640x480.path)
         guard let first = frames.first else { throw ValidationError("no frames in the clip") }
         let size = "\(first.pixels.width)x\(first.pixels.height)"
-        Swift.print("sightline bench-codes: \(frames.count) frames of \(size), \(rounds) rounds, median of rounds")
+        Swift.print("sightline bench codes: \(frames.count) frames of \(size), \(rounds) rounds, median of rounds")
 
         let copy = try perFrame(frames) { frame in _ = frame.pixels.packedBytes(plane: 0) }
         let reader = try BarcodeDetector()

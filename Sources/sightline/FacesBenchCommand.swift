@@ -8,10 +8,10 @@ import SightlineSamples
 
 struct FacesBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bench-faces",
+        commandName: "faces",
         abstract: "Measure landmarks and face descriptors per face, and what a gallery costs a whole run.",
         discussion: """
-            Run a release build: swift run -c release sightline bench-faces
+            Run a release build: swift run -c release sightline bench faces
             Prints, measured in the same run:
               landmarks    dlib's 5-point shape predictor, ms per face (the faces of one frame)
               descriptor   dlib's recognition network, ms per face (jitter 0, as runs use it)
@@ -57,7 +57,7 @@ struct FacesBenchCommand: AsyncParsableCommand {
             for shape in shapes { descriptor = try recognizer.descriptor(of: shape, in: rgb) }
         }
         Swift.print(
-            "sightline bench-faces: \(clip.split(separator: "/").last ?? "") frame \(frame), \(faces.count) face(s)")
+            "sightline bench faces: \(clip.split(separator: "/").last ?? "") frame \(frame), \(faces.count) face(s)")
         Swift.print(String(format: "landmarks   %7.3f ms/face", landmarksMs))
         Swift.print(String(format: "descriptor  %7.3f ms/face", descriptorMs))
 

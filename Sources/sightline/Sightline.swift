@@ -19,9 +19,6 @@ struct Sightline: AsyncParsableCommand {
             InspectCommand.self,
             RecoverCommand.self,
             BenchCommand.self,
-            MovieBenchCommand.self, ExportBenchCommand.self, RecordBenchCommand.self, CaptureBenchCommand.self,
-            CodesBenchCommand.self, FacesBenchCommand.self,
-            BrokerBenchCommand.self,
         ])
 
     /// ArgumentParser's own `main`, after raising the open-files limit: idle HTTP clients

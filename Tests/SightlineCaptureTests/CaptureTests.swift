@@ -177,6 +177,24 @@ func corruptedCopyOfSample() throws -> URL {
         #expect(out.dropped["shutdown", default: 0] > 0)
     }
 
+    /// Cancelling the task that runs a session stops it as `stop()` does, including a file
+    /// paced in real time that is waiting for its next frame.
+    @Test func cancellingTheTaskStopsCapture() async throws {
+        let delegate = RecordingDelegate()
+        let output = FrameDataOutput(name: "all", delegate: delegate)
+        let session = CaptureSession(
+            source: try MediaFileSource(
+                url: SampleMedia.faces640x480.path, options: .init(realtime: true, loop: true)),
+            outputs: [output], logger: logger)
+        let running = Task { try await session.run() }
+        while delegate.received.withLock({ $0.count }) < 3 { try await Task.sleep(for: .milliseconds(10)) }
+        running.cancel()
+        #expect(try await running.value == .stopped)
+        let counters = session.counters
+        #expect(counters.framesIn >= 3)
+        #expect(counters.outputs["all"].map { $0.delivered + $0.droppedTotal } == counters.framesIn)
+    }
+
     @Test func countsCorruptFramesAndRunsToTheEnd() async throws {
         let copy = try corruptedCopyOfSample()
         defer { try? FileManager.default.removeItem(at: copy) }

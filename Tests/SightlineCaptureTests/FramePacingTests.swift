@@ -11,26 +11,37 @@ import Testing
         let clock = ContinuousClock()
         let interval = Duration.milliseconds(100)
         var pacing = FramePacing(tickSeconds: 1.0 / 30, frameInterval: interval)
-        pacing.waitToDecode(interrupted: { false })
-        #expect(pacing.waitUntilDue(pts: 0, interrupted: { false }) == .zero)  // the first is due at once
+        pacing.waitToDecode(interrupt: InterruptFlag())
+        #expect(pacing.waitUntilDue(pts: 0, interrupt: InterruptFlag()) == .zero)  // the first is due at once
         let origin = try #require(pacing.origin)
         #expect(origin.pts == 0)
 
         let lead = pacing.lead
         #expect(lead >= .milliseconds(2) && lead <= interval)
-        pacing.waitToDecode(interrupted: { false })
+        pacing.waitToDecode(interrupt: InterruptFlag())
         #expect(clock.now >= origin.at + interval - lead)
-        _ = pacing.waitUntilDue(pts: 3, interrupted: { false })  // 3 ticks of 1/30 s: 100 ms in
+        _ = pacing.waitUntilDue(pts: 3, interrupt: InterruptFlag())  // 3 ticks of 1/30 s: 100 ms in
         #expect(clock.now >= origin.at + interval)
 
         // Looped back to the start: timestamps begin again, one interval after the last frame.
         pacing.restart()
-        pacing.waitToDecode(interrupted: { false })
-        _ = pacing.waitUntilDue(pts: 0, interrupted: { false })
+        pacing.waitToDecode(interrupt: InterruptFlag())
+        _ = pacing.waitUntilDue(pts: 0, interrupt: InterruptFlag())
         #expect(clock.now >= origin.at + interval * 2)
         #expect(pacing.origin?.pts == 0)
 
         #expect(FramePacing(tickSeconds: 1.0 / 30, frameInterval: nil).lead == .zero)  // no frame rate: at once
+    }
+
+    /// A wait for a frame due in an hour ends when the source is cancelled from another
+    /// thread (a stop no longer waits for a 50 ms nap to end, nor for the frame).
+    @Test func anInterruptEndsTheWait() async throws {
+        let interrupt = InterruptFlag()
+        let waiting = Task.detached { interrupt.sleep(until: .now + .seconds(3600)) }
+        interrupt.set()
+        #expect(await waiting.value)
+        #expect(interrupt.sleep(until: .now + .seconds(3600)))  // set: returns at once
+        #expect(!InterruptFlag().sleep(until: .now + .milliseconds(5)))  // the deadline passed
     }
 
     /// A consumer that takes longer than a frame interval gets the next frame late; it is

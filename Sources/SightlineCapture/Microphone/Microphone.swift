@@ -23,7 +23,7 @@ public final class Microphone: Sendable {
     public let counters = AudioCountersCell()
     private let reader: Reader
     private let logger: Logger
-    private let stopRequested = Atomic<Bool>(false)
+    private let stopRequested = InterruptFlag()
     private let finished = Mutex<DispatchSemaphore?>(nil)
 
     /// Opens the device at once, so a missing or busy one is an error before anything runs.
@@ -67,7 +67,7 @@ public final class Microphone: Sendable {
 
     /// Asks the thread to stop; it hands over its last frames within a read (200 ms). Any
     /// thread; returns at once, so a shutdown handler can call it.
-    public func stop() { stopRequested.store(true, ordering: .releasing) }
+    public func stop() { stopRequested.set() }
 
     /// Stops and returns once the thread has handed over its last frames. Any thread.
     public func finish() {
@@ -75,7 +75,7 @@ public final class Microphone: Sendable {
         finished.withLock { $0 }?.wait()
     }
 
-    private var isStopping: Bool { stopRequested.load(ordering: .acquiring) }
+    private var isStopping: Bool { stopRequested.isSet }
 
     private func readLoop(
         onPacket: @Sendable (EncodedAudioPacket) -> Void, onEvent: @Sendable (CaptureSession.SourceEvent) -> Void
@@ -85,9 +85,8 @@ public final class Microphone: Sendable {
         var backoff = Duration.milliseconds(250)
         while !isStopping {
             guard let capture = reader.capture else {
-                // Gone: try again with backoff, in short naps so that a stop is quick.
-                let wakeUp = ContinuousClock.now + backoff
-                while !isStopping, ContinuousClock.now < wakeUp { Thread.sleep(forTimeInterval: 0.05) }
+                // Gone: try again with backoff; a stop ends the wait at once.
+                if stopRequested.sleep(until: .now + backoff) { break }
                 if let reopened = try? AlsaCapture(name: device, wanted: mode, exactly: true) {
                     reader.capture = reopened
                     backoff = .milliseconds(250)

@@ -320,8 +320,7 @@ public final class V4L2Source: FrameSource {
                     "\(path) did not come back within \(formatRate(options.reconnectTimeout.milliseconds / 1000)) s"
                 return .end
             }
-            let wakeUp = ContinuousClock.now + backoff
-            while ContinuousClock.now < wakeUp && !interrupt.isSet { Thread.sleep(forTimeInterval: 0.05) }
+            if interrupt.sleep(until: .now + backoff) { break }
             do {
                 fd = try V4L2Handle.open(path)
                 mode = try Self.configure(fd, path: path, mode: mode).mode
