@@ -117,7 +117,7 @@ let package = Package(
         .target(
             name: "SightlinePipeline",
             dependencies: [
-                "SightlineCore", "SightlineCapture", "SightlineDetection", "SightlineBus",
+                "SightlineCore", "SightlineCapture", "SightlineDetection", "SightlineBus", "SightlineMovie",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

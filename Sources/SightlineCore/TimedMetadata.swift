@@ -180,16 +180,6 @@ extension MetadataItem {
         }
     }
 
-    /// This item without our identity fields in its face records: what goes into a face
-    /// track declared without them.
-    public var withoutFaceIdentities: MetadataItem {
-        guard identifier == MetadataIdentifier.detectedFace, case .records(let records) = value else { return self }
-        let ours: Set = [MetadataIdentifier.detectedFaceIdentity, MetadataIdentifier.detectedFaceIdentityDistance]
-        var item = self
-        item.value = .records(records.map { $0.filter { !ours.contains($0.identifier) } })
-        return item
-    }
-
     /// Faces as iOS records them: one record per face with face-id, bounds as the four
     /// corners (top-left, top-right, bottom-right, bottom-left), and the angles it knows.
     public static func detectedFaces(_ faces: [FaceObject]) -> MetadataItem {

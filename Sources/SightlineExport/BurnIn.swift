@@ -133,13 +133,18 @@ extension BurnIn {
             }
         }
         var script = OverlayScript()
-        script.faces = [
-            .init(
-                start: 0, end: 1,
-                value: [
-                    DetectedFaceRecord(faceID: 1, bounds: NormalizedRect(x: 0.1, y: 0.3, width: 0.2, height: 0.3)),
-                    DetectedFaceRecord(faceID: 2, bounds: NormalizedRect(x: 0.5, y: 0.3, width: 0.2, height: 0.3)),
-                ])
+        script.objects = [
+            (
+                .faces,
+                [
+                    .init(
+                        start: 0, end: 1,
+                        value: [
+                            DrawnObject(id: 1, bounds: NormalizedRect(x: 0.1, y: 0.3, width: 0.2, height: 0.3)),
+                            DrawnObject(id: 2, bounds: NormalizedRect(x: 0.5, y: 0.3, width: 0.2, height: 0.3)),
+                        ])
+                ]
+            )
         ]
         let painter = try OverlayPainter(width: width, height: height)
         let started = ContinuousClock.now
@@ -148,8 +153,8 @@ extension BurnIn {
     }
 }
 
-/// What a burn-in draws when: the movie's faces, codes, positions and orientations as spans
-/// of movie time.
+/// What a burn-in draws when: the movie's objects of each kind (faces, codes), positions and
+/// orientations as spans of movie time.
 struct OverlayScript {
     struct Span<Value> {
         var start: Double
@@ -157,8 +162,8 @@ struct OverlayScript {
         var value: Value
     }
 
-    var faces: [Span<[DetectedFaceRecord]>] = []
-    var codes: [Span<[MachineReadableCodeRecord]>] = []
+    /// Each kind's spans, in the order of `ObjectKind.all`.
+    var objects: [(kind: ObjectKind, spans: [Span<[DrawnObject]>])] = ObjectKind.all.map { ($0, []) }
     var positions: [Span<String>] = []
     var orientations: [Span<Int>] = []
     /// The video's matrix, for a movie without an orientation track.
@@ -176,13 +181,9 @@ struct OverlayScript {
                     group.duration.map { start + $0.seconds }
                     ?? (index + 1 < groups.count ? groups[index + 1].time.seconds : source.duration)
                 for item in group.items {
-                    if let found = item.detectedFaceRecords {
-                        faces.append(Span(start: start, end: end, value: found))
-                    } else if item.identifier == MetadataIdentifier.detectedMachineReadableCodes,
-                        case .string(let json) = item.value,
-                        let decoded = try? JSONDecoder().decode([MachineReadableCodeRecord].self, from: Data(json.utf8))
-                    {
-                        codes.append(Span(start: start, end: end, value: decoded))
+                    if let index = objects.firstIndex(where: { $0.kind.trackIdentifier == item.identifier }) {
+                        let drawn = objects[index].kind.drawn(item) ?? []
+                        objects[index].spans.append(Span(start: start, end: end, value: drawn))
                     } else if item.identifier == MetadataIdentifier.locationISO6709, case .string(let text) = item.value
                     {
                         positions.append(Span(start: start, end: end, value: text))
@@ -219,16 +220,12 @@ struct OverlayPainter {
 
     func draw(_ script: OverlayScript, at seconds: Double, on picture: PixelBuffer) {
         let orientation = script.orientation(at: seconds)
-        for face in OverlayScript.value(script.faces, at: seconds) ?? [] {
-            let rect = face.bounds.oriented(orientation)
-            picture.strokeRect(rect, colour: .face, thickness: thickness)
-            let name = face.identity.map { "\($0.name) " } ?? ""
-            label("\(name)#\(face.faceID)", above: rect, colour: .face, on: picture)
-        }
-        for code in OverlayScript.value(script.codes, at: seconds) ?? [] {
-            let rect = code.bounds.oriented(orientation)
-            picture.strokeRect(rect, colour: .code, thickness: thickness)
-            label(code.stringValue, above: rect, colour: .code, on: picture)
+        for (kind, spans) in script.objects {
+            for object in OverlayScript.value(spans, at: seconds) ?? [] {
+                let rect = object.rect.oriented(orientation)
+                picture.strokeRect(rect, colour: kind.colour, thickness: thickness)
+                label(kind.label(object), above: rect, colour: kind.colour, on: picture)
+            }
         }
         if let position = OverlayScript.value(script.positions, at: seconds) {
             let caption = ISO6709.readable(position)

@@ -145,6 +145,17 @@ public struct MetadataTrackFormat: Sendable, Hashable {
         keys: [MetadataKey(localID: 1, identifier: MetadataIdentifier.detectedMachineReadableCodes, dataType: .utf8)],
         describesVideo: true)
 
+    /// `item` as a track of this format holds it: record fields the format does not declare
+    /// are left out (the names of faces, in a face track declared without the identity
+    /// fields).
+    package func fitting(_ item: MetadataItem) -> MetadataItem {
+        guard case .records(let records) = item.value else { return item }
+        let declared = Set(keys.map(\.identifier))
+        var fitted = item
+        fitted.value = .records(records.map { $0.filter { declared.contains($0.identifier) } })
+        return fitted
+    }
+
     func key(localID: UInt32) -> MetadataKey? { keys.first { $0.localID == localID } }
     func key(identifier: String) -> MetadataKey? { keys.first { $0.identifier == identifier } }
 }

@@ -5,6 +5,7 @@ import SightlineBus
 import SightlineCapture
 import SightlineCore
 import SightlineDetection
+import SightlineMovie
 import Synchronization
 
 /// Everything `sightline run` needs to know.
@@ -60,9 +61,17 @@ public struct PipelineConfiguration: Sendable {
     public init(source: String) { self.source = source }
 }
 
-/// The detectors `sightline run --detect` can turn on.
+/// The detectors `sightline run --detect` can turn on, by the names of the kinds they find.
 public enum Detection: String, Sendable, CaseIterable {
     case faces, barcodes
+
+    /// The kind of object the detector finds.
+    package var kind: ObjectKind {
+        switch self {
+        case .faces: .faces
+        case .barcodes: .codes
+        }
+    }
 }
 
 /// capture → detect → publish for one source, as a swift-service-lifecycle service.
@@ -390,11 +399,12 @@ public final class AnalysisPipeline: Service, Sendable {
         return try completion.map { _ in final }.get()
     }
 
-    /// What the source detects, as its status says: `faces`, `barcodes`, and `identities`
-    /// when a gallery names faces (a recorder then declares the identity fields).
+    /// What the source detects, as its status says: each kind's name (`faces`, `barcodes`),
+    /// and the faces' extra fields (`identities`) when a gallery names faces (a recorder then
+    /// declares them).
     private var detections: [String] {
-        (configuration.detect.map(\.rawValue) + (configuration.identities?.gallery != nil ? ["identities"] : []))
-            .sorted()
+        let named = configuration.identities?.gallery != nil ? ObjectKind.faces.extraFields.map { [$0.detection] } : nil
+        return (configuration.detect.map(\.kind.detection) + (named ?? [])).sorted()
     }
 
     /// The face detectors: for a file analysed whole, scanning each frame whole, one per
@@ -443,7 +453,7 @@ public final class AnalysisPipeline: Service, Sendable {
         let (landmarker, recognizer) = try models.recognitionModels()
         for detector in detectors { detector.landmarker = landmarker }
         logger.info(
-            "identities",
+            "naming faces",
             metadata: [
                 "people": "\(identities.gallery?.people.count ?? 0)", "threshold": "\(identities.matchThreshold)",
                 "refresh": "\(identities.refreshInterval)s", "publish-descriptors": "\(identities.publishDescriptors)",

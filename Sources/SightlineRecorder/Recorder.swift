@@ -59,15 +59,15 @@ public final class Recorder {
     private var newestVideoTime: MediaTime?
     /// Presentation time up to which video has been handed to the writer.
     private var writtenUntil: MediaTime?
-    /// The metadata tracks every new file gets, in order: faces first, then as learned.
-    private var tracks: [(identifier: String, format: MetadataTrackFormat)] = [
-        (MetadataIdentifier.detectedFace, .detectedFaces)
-    ]
-    /// The open file's track index for each identifier.
-    private var fileTracks: [String: Int] = [:]
-    /// Whether the open file's face track has the identity fields. New files get them once
-    /// the source names faces (`learnNamedFaces`); until then files keep iOS's exact key table.
-    private var fileNamesFaces = false
+    /// The metadata tracks every new file gets, in order: the kinds every recording
+    /// declares (faces) first, then as learned.
+    private var tracks: [(identifier: String, format: MetadataTrackFormat)] = ObjectKind.all.filter(
+        \.recordedFromStart
+    ).map { ($0.trackIdentifier, $0.trackFormat) }
+    /// The open file's track index and format for each identifier. A kind's track gets its
+    /// extra fields in new files once the source announces them (`learnExtraFields`); until
+    /// then files keep the kind's own key table (iOS's exact one for faces).
+    private var fileTracks: [String: (index: Int, format: MetadataTrackFormat)] = [:]
     /// An identifier without a track in the open file: the next key frame starts a new file.
     private var wantsNewFile = false
     private var pendingMetadata: [(identifier: String, group: TimedMetadataGroup)] = []
@@ -83,11 +83,6 @@ public final class Recorder {
     private var orientation: Int?
     /// The identifiers of each client input's last group, which its next group replaces.
     private var inputIdentifiers: [String: Set<String>] = [:]
-    private let codesEncoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
     private var fileFrames = 0
     private var audio = RecorderAudio()
     /// The open file's sound track (its passthrough index) and format, when it has one.
@@ -160,14 +155,13 @@ public final class Recorder {
         switch message.kind {
         case .video: handleVideo(message, payload: received.payload)
         case .audio: handleAudio(message, payload: received.payload)
-        case .faces: handleFaces(message)
-        case .codes: handleCodes(message)
         case .metadata: handleClientMetadata(message)
         case .status:
-            if message.status?.detections?.contains("barcodes") == true {
-                learnTrack(MetadataIdentifier.detectedMachineReadableCodes, .detectedMachineReadableCodes)
+            let detections = message.status?.detections ?? []
+            for kind in ObjectKind.listed(in: detections) { learnTrack(kind.trackIdentifier, kind.trackFormat) }
+            for kind in ObjectKind.all where kind.extraFields.map({ detections.contains($0.detection) }) == true {
+                learnExtraFields(of: kind)
             }
-            if message.status?.detections?.contains("identities") == true { learnNamedFaces() }
             if let orientation = message.status?.input?.orientation { learnOrientation(orientation) }
             if let output = message.status?.input?.audio?.output { audio.expect(output) }
             // The source ended or failed: its file is complete. One opened again (`serve`)
@@ -176,7 +170,8 @@ public final class Recorder {
                 finish()
                 startNewRun()
             }
-        default: break
+        default:
+            if let kind = ObjectKind.carried(by: message.kind) { handleObjects(of: kind, message) }
         }
     }
 
@@ -188,9 +183,7 @@ public final class Recorder {
         newestVideoTime = nil
         writtenUntil = nil
         audio.startNewRun()
-        for identifier in [MetadataIdentifier.detectedFace, MetadataIdentifier.detectedMachineReadableCodes] {
-            active[identifier] = nil
-        }
+        for kind in ObjectKind.all { active[kind.trackIdentifier] = nil }
     }
 
     /// Writes everything still waiting and finalises the file.
@@ -374,27 +367,29 @@ public final class Recorder {
 
     // MARK: Metadata
 
-    private func handleFaces(_ message: Message) {
-        guard let time = message.time, let faces = message.faces else {
+    /// One message's objects of a kind, as a group of the kind's track.
+    private func handleObjects(of kind: ObjectKind, _ message: Message) {
+        guard let time = message.time, let recorded = kind.recorded(message) else {
             counters.metadataDropped["malformed", default: 0] += 1
             return
         }
-        if faces.contains(where: { $0.identity != nil }) { learnNamedFaces() }
-        enqueue(
-            MetadataIdentifier.detectedFace,
-            TimedMetadataGroup(time: time, items: faces.isEmpty ? [] : [.detectedFaces(faces)]))
+        learnTrack(kind.trackIdentifier, kind.trackFormat)
+        if recorded.usesExtraFields { learnExtraFields(of: kind) }
+        enqueue(kind.trackIdentifier, TimedMetadataGroup(time: time, items: recorded.items))
     }
 
-    /// The source names faces: the face track gets the identity fields from the next file on.
-    private func learnNamedFaces() {
-        guard let index = tracks.firstIndex(where: { $0.identifier == MetadataIdentifier.detectedFace }),
-            tracks[index].format != .detectedFacesWithIdentities
+    /// The source announces a kind's extra fields (a gallery names faces): the kind's track
+    /// declares them from the next file on.
+    private func learnExtraFields(of kind: ObjectKind) {
+        guard let extra = kind.extraFields,
+            let index = tracks.firstIndex(where: { $0.identifier == kind.trackIdentifier }),
+            tracks[index].format != extra.trackFormat
         else { return }
-        tracks[index].format = .detectedFacesWithIdentities
+        tracks[index].format = extra.trackFormat
         if writer != nil {
             wantsNewFile = true
             logger.notice(
-                "faces are named: a new file with the identity fields starts at the next key frame",
+                "\(kind.name) have \(extra.detection): a new file with their fields starts at the next key frame",
                 metadata: ["source": "\(configuration.sourceID)"])
         }
     }
@@ -412,21 +407,6 @@ public final class Recorder {
                     identifier: MetadataIdentifier.videoOrientation, dataType: .int16, value: .int(Int64(orientation)))
             ])
         if writer != nil { wantsNewFile = true }
-    }
-
-    /// Codes as a JSON array of objects (ID, type, value, corners, bounds), as UTF-8 text.
-    private func handleCodes(_ message: Message) {
-        guard let time = message.time, let codes = message.codes,
-            let json = try? codesEncoder.encode(codes.map(MachineReadableCodeRecord.init))
-        else {
-            counters.metadataDropped["malformed", default: 0] += 1
-            return
-        }
-        let identifier = MetadataIdentifier.detectedMachineReadableCodes
-        learnTrack(identifier, .detectedMachineReadableCodes)
-        let item = MetadataItem(
-            identifier: identifier, dataType: .utf8, value: .string(String(decoding: json, as: UTF8.self)))
-        enqueue(identifier, TimedMetadataGroup(time: time, items: codes.isEmpty ? [] : [item]))
     }
 
     /// A client group: each identifier goes to its own track; identifiers the input's
@@ -488,7 +468,7 @@ public final class Recorder {
             pendingMetadata.removeFirst()
             pendingWeight -= Self.weight(group)
             active[identifier] = group
-            guard let track = fileTracks[identifier] else {
+            guard let track = fileTracks[identifier]?.index else {
                 // The next file starts with it, if it still holds then.
                 counters.metadataDropped["noTrackInFile", default: 0] += 1
                 continue
@@ -515,9 +495,12 @@ public final class Recorder {
         }
     }
 
-    /// A face track declared without the identity fields gets the faces unnamed.
+    /// A kind's track declared without its extra fields gets its objects without them.
     private func itemsForFile(_ identifier: String, _ items: [MetadataItem]) -> [MetadataItem] {
-        identifier == MetadataIdentifier.detectedFace && !fileNamesFaces ? items.map(\.withoutFaceIdentities) : items
+        guard let format = fileTracks[identifier]?.format,
+            ObjectKind.all.contains(where: { $0.trackIdentifier == identifier })
+        else { return items }
+        return items.map(format.fitting)
     }
 
     // MARK: Files
@@ -546,8 +529,7 @@ public final class Recorder {
             unlink(path)  // a file that could not start holds nothing
             throw error
         }
-        fileTracks = Dictionary(uniqueKeysWithValues: tracks.enumerated().map { ($1.identifier, $0) })
-        fileNamesFaces = tracks.contains { $0.format == .detectedFacesWithIdentities }
+        fileTracks = Dictionary(uniqueKeysWithValues: tracks.enumerated().map { ($1.identifier, ($0, $1.format)) })
         fileAudio = audio.format.map { (0, $0) }
         fileVideoStart = decodeTime
         wantsNewFile = false

@@ -2,6 +2,7 @@ import Logging
 import ServiceLifecycle
 import SightlineBus
 import SightlineCore
+import SightlineMovie
 import Synchronization
 
 /// A `Recorder` fed by a subscriber, as a swift-service-lifecycle service: `sightline
@@ -29,7 +30,8 @@ public final class RecorderService: Service, @unchecked Sendable {
         subscriber = try Subscriber(
             endpoints: endpoints,
             topics: Subscriber.topics(
-                kinds: [.video, .audio, .faces, .codes, .metadata, .status], source: configuration.sourceID),
+                kinds: [.video, .audio] + ObjectKind.all.map(\.messageKind) + [.metadata, .status],
+                source: configuration.sourceID),
             curve: curve)
         subscriber.logRejections(to: logger)
         self.untilSourceStops = untilSourceStops

@@ -3,6 +3,7 @@ import Logging
 import SightlineBus
 import SightlineCore
 import SightlineHTTP
+import SightlineMovie
 import SightlineTesting
 import Testing
 
@@ -310,8 +311,8 @@ import Testing
                 if received.count == 3 { break }
             }
             #expect(received.map(\.time) == [1, 2, 3].map { Double($0) / 30 })
-            #expect(received.map { $0.faces?.objects.map(\.id) ?? [-1] } == [[7], [], [7]])
-            #expect(received[0].faces?.objects.first?.bounds == [0.25, 0.5, 0.125, 0.25])
+            #expect(received.map { $0[.faces]?.objects.map(\.id) ?? [-1] } == [[7], [], [7]])
+            #expect(received[0][.faces]?.objects.first?.bounds == [0.25, 0.5, 0.125, 0.25])
             #expect(received.map(\.jpeg) == ["/9gB", "/9gC", "/9gD"])
             let summary = try #require(console.console.live.summaries.first)
             #expect(summary.id == "cam1" && summary.state == .running && summary.detections == ["faces"])

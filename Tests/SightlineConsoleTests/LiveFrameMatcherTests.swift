@@ -1,4 +1,5 @@
 import SightlineCore
+import SightlineMovie
 import Testing
 
 @testable import SightlineConsole
@@ -41,11 +42,11 @@ import Testing
         let released = matcher.addObjects(faces(10, [1, 2]), receivedNs: wall(10) + 20_000_000)
         #expect(released.count == 1)
         #expect(released.first?.time == time(10).seconds)
-        #expect(released.first?.faces?.objects.map(\.id) == [1, 2])
-        #expect(released.first?.faces?.objects.first?.bounds == [0.1, 0.2, 0.1, 0.15])
-        #expect(released.first?.faces?.held == false)
+        #expect(released.first?[.faces]?.objects.map(\.id) == [1, 2])
+        #expect(released.first?[.faces]?.objects.first?.bounds == [0.1, 0.2, 0.1, 0.15])
+        #expect(released.first?[.faces]?.held == false)
         #expect(released.first?.jpeg == "AQID")
-        #expect(released.first?.codes == nil)
+        #expect(released.first?[.codes] == nil)
     }
 
     @Test func withNothingInViewAFrameGoesOutAfterTheDetectorsUsualDelay() {
@@ -56,7 +57,7 @@ import Testing
         #expect(matcher.release(nowNs: wall(5) + 70_000_000).isEmpty)  // lag + margin is 80 ms
         let released = matcher.release(nowNs: wall(5) + 81_000_000)
         #expect(released.map(\.time) == [time(5).seconds])
-        #expect(released.first?.faces == LiveDetections(time: time(5).seconds, held: false, objects: []))
+        #expect(released.first?[.faces] == LiveDetections(time: time(5).seconds, held: false, objects: []))
     }
 
     @Test func aFrameTheDetectorSkippedHoldsTheLastFacesAndSaysSo() {
@@ -64,9 +65,9 @@ import Testing
         _ = matcher.addObjects(faces(3, [4]), receivedNs: wall(3) + 10_000_000)
         #expect(matcher.addFrame(frame(4), jpeg: [0], receivedNs: wall(4)).isEmpty)
         let released = matcher.addObjects(faces(6, [4]), receivedNs: wall(6) + 10_000_000)
-        #expect(released.first?.faces?.held == true)
-        #expect(released.first?.faces?.time == time(3).seconds)
-        #expect(released.first?.faces?.objects.map(\.id) == [4])
+        #expect(released.first?[.faces]?.held == true)
+        #expect(released.first?[.faces]?.time == time(3).seconds)
+        #expect(released.first?[.faces]?.objects.map(\.id) == [4])
     }
 
     @Test func withCodesOnAFrameWaitsForBothDetectors() {
@@ -75,9 +76,9 @@ import Testing
         _ = matcher.addFrame(frame(7), jpeg: [0], receivedNs: wall(7))
         #expect(matcher.addObjects(faces(7, [1]), receivedNs: wall(7) + 1_000_000).isEmpty)
         let released = matcher.addObjects(codes(7, ["hello"]), receivedNs: wall(7) + 2_000_000)
-        #expect(released.first?.codes?.objects.map(\.text) == ["hello"])
-        #expect(released.first?.codes?.objects.first?.corners?.count == 8)
-        #expect(released.first?.faces?.objects.map(\.id) == [1])
+        #expect(released.first?[.codes]?.objects.map(\.text) == ["hello"])
+        #expect(released.first?[.codes]?.objects.first?.corners?.count == 8)
+        #expect(released.first?[.faces]?.objects.map(\.id) == [1])
     }
 
     @Test func aSourceThatStartsAgainForgetsTheOldTimeline() {
@@ -87,11 +88,11 @@ import Testing
         #expect(matcher.addFrame(frame(3), jpeg: [0], receivedNs: wall(3)).isEmpty)  // not settled by time 100
         let released = matcher.addObjects(faces(3, [1]), receivedNs: wall(3))
         #expect(
-            released.first?.faces
+            released.first?[.faces]
                 == LiveDetections(
                     time: time(3).seconds, held: false,
                     objects: [
-                        LiveObject(id: 1, bounds: [0.1, 0.2, 0.1, 0.15])
+                        DrawnObject(id: 1, bounds: [0.1, 0.2, 0.1, 0.15])
                     ]))
     }
 

@@ -1,8 +1,9 @@
 import Foundation
 import SightlineCore
+import SightlineMovie
 
-/// One frame of the live view with the faces and codes of that same frame: what the console
-/// pushes to the browser.
+/// One frame of the live view with the objects (faces, codes) of that same frame: what the
+/// console pushes to the browser.
 public struct LiveFrame: Sendable, Encodable {
     public var source: String
     public var seq: UInt64
@@ -12,58 +13,47 @@ public struct LiveFrame: Sendable, Encodable {
     public var wallTimeNs: UInt64
     public var width: Int
     public var height: Int
-    /// nil when the source does not detect that kind of object.
-    public var faces: LiveDetections?
-    public var codes: LiveDetections?
+    /// Each kind's objects by the kind's name (`faces`, `codes`); a kind the source does not
+    /// detect is absent.
+    var objects: [String: LiveDetections]
     /// The JPEG, base64, ready for a `data:` URL.
     public var jpeg: String
+
+    /// The objects of a kind; nil when the source does not detect it.
+    package subscript(kind: ObjectKind) -> LiveDetections? { objects[kind.name] }
+
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ name: String) { stringValue = name }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// Each kind's objects are a field of the frame named after the kind (docs/console.md).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(source, forKey: Key("source"))
+        try container.encode(seq, forKey: Key("seq"))
+        try container.encode(time, forKey: Key("time"))
+        try container.encode(wallTimeNs, forKey: Key("wallTimeNs"))
+        try container.encode(width, forKey: Key("width"))
+        try container.encode(height, forKey: Key("height"))
+        for kind in ObjectKind.all {
+            try container.encodeIfPresent(objects[kind.name], forKey: Key(kind.name))
+        }
+        try container.encode(jpeg, forKey: Key("jpeg"))
+    }
 }
 
 /// The objects drawn over a live frame.
-public struct LiveDetections: Sendable, Encodable, Equatable {
+package struct LiveDetections: Sendable, Encodable, Equatable {
     /// Media time of the analysed frame the objects come from: the frame's own time, unless
     /// the detector skipped that frame (late) while objects were in view, in which case the
     /// last analysed frame's objects are held and `held` is true.
-    public var time: Double?
-    public var held: Bool
-    public var objects: [LiveObject]
-}
-
-/// A face or code as the browser draws it: ID, normalised bounds, and a code's type and text.
-public struct LiveObject: Sendable, Encodable, Equatable {
-    public var id: Int
-    /// x, y, width, height, normalised to the frame.
-    public var bounds: [Double]
-    public var type: String?
-    public var text: String?
-    /// A code's four corners, x y pairs.
-    public var corners: [Double]?
-    /// Whose face, when a gallery named it.
-    public var name: String?
-
-    init(_ face: FaceObject) {
-        self.init(faceID: face.faceID, bounds: face.bounds, name: face.identity?.name)
-    }
-
-    init(faceID: Int, bounds: NormalizedRect, name: String?) {
-        id = faceID
-        self.bounds = bounds.components
-        self.name = name
-    }
-
-    init(_ code: MachineReadableCodeObject) { self.init(MachineReadableCodeRecord(code)) }
-
-    init(_ code: MachineReadableCodeRecord) {
-        id = code.codeID
-        bounds = code.bounds.components
-        type = code.type.rawValue
-        text = code.stringValue
-        corners = code.corners.flatMap { [$0.x, $0.y] }
-    }
-}
-
-extension NormalizedRect {
-    var components: [Double] { [x, y, width, height] }
+    package var time: Double?
+    package var held: Bool
+    package var objects: [DrawnObject]
 }
 
 /// The objects one detector published, newest last, and how late they arrive: enough to
@@ -73,14 +63,14 @@ extension NormalizedRect {
 /// message when they are gone, so a frame with no message of its own had no objects if the
 /// last message before it was empty, and was skipped by the detector otherwise.
 struct DetectionHistory {
-    private var messages: [(time: MediaTime, objects: [LiveObject])] = []
+    private var messages: [(time: MediaTime, objects: [DrawnObject])] = []
     private var lags: [Int64] = []
     /// The newest message's time: frames up to here are settled.
     private(set) var newest: MediaTime?
 
     static let kept = 512
 
-    mutating func add(time: MediaTime, objects: [LiveObject], lagNs: Int64) {
+    mutating func add(time: MediaTime, objects: [DrawnObject], lagNs: Int64) {
         if let newest, time < newest { messages.removeAll() }  // the source started again
         messages.append((time, objects))
         if messages.count > Self.kept { messages.removeFirst(messages.count - Self.kept) }
@@ -123,28 +113,25 @@ struct LiveFrameMatcher {
         var jpeg: [UInt8]
     }
 
-    private(set) var faces = DetectionHistory()
-    private(set) var codes = DetectionHistory()
+    /// Each kind's history, by the kind's name.
+    private(set) var histories: [String: DetectionHistory] = [:]
     /// What the source detects, from its status (`faces`, `barcodes`).
-    var detections: Set<String> = ["faces"]
+    var detections: Set<String> = [ObjectKind.faces.detection]
     private var pending: [Pending] = []
 
     static let margin: Int64 = 50_000_000
     static let maximumPending = 16
 
     mutating func reset() {
-        faces.reset()
-        codes.reset()
+        for name in histories.keys { histories[name]?.reset() }
         pending.removeAll()
     }
 
     mutating func addObjects(_ message: Message, receivedNs: UInt64) -> [LiveFrame] {
         guard let time = message.time else { return [] }
         let lag = Int64(bitPattern: receivedNs &- message.wallTimeNs)
-        if let list = message.faces {
-            faces.add(time: time, objects: list.map(LiveObject.init), lagNs: lag)
-        } else if let list = message.codes {
-            codes.add(time: time, objects: list.map(LiveObject.init), lagNs: lag)
+        if let kind = ObjectKind.carried(by: message.kind), let objects = kind.drawn(message) {
+            histories[kind.name, default: DetectionHistory()].add(time: time, objects: objects, lagNs: lag)
         }
         return release(nowNs: receivedNs)
     }
@@ -167,8 +154,10 @@ struct LiveFrameMatcher {
         return ready
     }
 
-    private var watchesFaces: Bool { detections.contains("faces") }
-    private var watchesCodes: Bool { detections.contains("barcodes") }
+    /// The kinds whose objects each frame waits for.
+    private var watched: [ObjectKind] { ObjectKind.listed(in: Array(detections)) }
+
+    private func history(_ kind: ObjectKind) -> DetectionHistory { histories[kind.name] ?? DetectionHistory() }
 
     private func isReady(_ message: Message, nowNs: UInt64) -> Bool {
         guard let time = message.time else { return true }
@@ -176,7 +165,7 @@ struct LiveFrameMatcher {
             history.isSettled(time)
                 || Int64(bitPattern: nowNs &- message.wallTimeNs) > history.lagNs + Self.margin
         }
-        return (!watchesFaces || ready(faces)) && (!watchesCodes || ready(codes))
+        return watched.allSatisfy { ready(history($0)) }
     }
 
     private func frame(_ item: Pending) -> LiveFrame {
@@ -186,8 +175,7 @@ struct LiveFrameMatcher {
         return LiveFrame(
             source: message.source, seq: message.seq, time: time.seconds, wallTimeNs: message.wallTimeNs,
             width: info?.width ?? 0, height: info?.height ?? 0,
-            faces: watchesFaces ? faces.detections(at: time) : nil,
-            codes: watchesCodes ? codes.detections(at: time) : nil,
+            objects: Dictionary(uniqueKeysWithValues: watched.map { ($0.name, history($0).detections(at: time)) }),
             jpeg: Data(item.jpeg).base64EncodedString())
     }
 }

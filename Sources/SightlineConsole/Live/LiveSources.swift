@@ -3,6 +3,7 @@ import Logging
 import ServiceLifecycle
 import SightlineBus
 import SightlineCore
+import SightlineMovie
 import Synchronization
 
 /// A source as the console's pages and API show it.
@@ -109,7 +110,8 @@ public final class LiveSources: Service, @unchecked Sendable {
                     do {
                         let subscriber = try Subscriber(
                             endpoints: endpoints,
-                            topics: Subscriber.topics(kinds: [.status, .faces, .codes, .frames], source: nil),
+                            topics: Subscriber.topics(
+                                kinds: [.status, .frames] + ObjectKind.all.map(\.messageKind), source: nil),
                             curve: curve)
                         subscriber.logRejections(to: logger)
                         receive(from: subscriber)
@@ -177,11 +179,10 @@ public final class LiveSources: Service, @unchecked Sendable {
                     Self.apply(status, to: &entry)
                     statusChanged = true
                 }
-            case .faces, .codes:
-                frames = entry.matcher.addObjects(message, receivedNs: receivedNs)
             case .frames:
                 frames = entry.matcher.addFrame(message, jpeg: received.payload ?? [], receivedNs: receivedNs)
-            default: break
+            default:
+                frames = entry.matcher.addObjects(message, receivedNs: receivedNs)
             }
             entry.summary.liveFrames += frames.count
             state.sources[message.source] = entry

@@ -49,8 +49,8 @@ struct PlayerMetadata: Encodable, Sendable {
     var fragmented: Bool
     var video: Video?
     var tracks: [Track]
-    var faces: [Group<[LiveObject]>] = []
-    var codes: [Group<[LiveObject]>] = []
+    /// Each object kind's groups, by the kind's name (`faces`, `codes`).
+    var groups: [String: [Group<[DrawnObject]>]] = [:]
     var location: [Group<String>] = []
     var orientation: [Group<Int>] = []
     var objects: [Appearance] = []
@@ -71,24 +71,49 @@ struct PlayerMetadata: Encodable, Sendable {
                 add(group, kind: Self.kind(of: track))
             }
         }
-        objects =
-            (Self.appearances(kind: "face", faces, end: duration)
-            + Self.appearances(kind: "code", codes, end: duration)).sorted { ($0.start, $0.kind) < ($1.start, $1.kind) }
+        objects = ObjectKind.all.flatMap { kind in
+            Self.appearances(kind: kind.objectName, groups[kind.name] ?? [], end: duration)
+        }.sorted { ($0.start, $0.kind) < ($1.start, $1.kind) }
+    }
+
+    private enum Key: String, CodingKey {
+        case name, duration, fragmented, video, tracks, location, orientation, objects
+    }
+
+    private struct KindKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// Each object kind's groups are a field named after the kind (docs/console.md).
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(duration, forKey: .duration)
+        try container.encode(fragmented, forKey: .fragmented)
+        try container.encodeIfPresent(video, forKey: .video)
+        try container.encode(tracks, forKey: .tracks)
+        try container.encode(location, forKey: .location)
+        try container.encode(orientation, forKey: .orientation)
+        try container.encode(objects, forKey: .objects)
+        var kinds = encoder.container(keyedBy: KindKey.self)
+        for kind in ObjectKind.all {
+            try kinds.encode(groups[kind.name] ?? [], forKey: KindKey(stringValue: kind.name))
+        }
     }
 
     private mutating func add(_ group: TimedMetadataGroup, kind: String) {
         let (t, d) = (group.time.seconds, group.duration?.seconds)
         for item in group.items {
+            if let kind = ObjectKind.all.first(where: { $0.trackIdentifier == item.identifier }) {
+                if let objects = kind.drawn(item) {
+                    groups[kind.name, default: []].append(Group(t: t, d: d, v: objects))
+                }
+                continue
+            }
             switch (item.identifier, item.value) {
-            case (MetadataIdentifier.detectedFace, _):
-                let found = item.detectedFaceRecords ?? []
-                faces.append(
-                    Group(
-                        t: t, d: d,
-                        v: found.map { LiveObject(faceID: $0.faceID, bounds: $0.bounds, name: $0.identity?.name) }))
-            case (MetadataIdentifier.detectedMachineReadableCodes, .string(let json)):
-                let decoded = (try? JSONDecoder().decode([MachineReadableCodeRecord].self, from: Data(json.utf8))) ?? []
-                codes.append(Group(t: t, d: d, v: decoded.map(LiveObject.init)))
             case (MetadataIdentifier.locationISO6709, .string(let text)):
                 location.append(Group(t: t, d: d, v: text))
             case (MetadataIdentifier.videoOrientation, .int(let value)) where (1...8).contains(value):
@@ -99,8 +124,8 @@ struct PlayerMetadata: Encodable, Sendable {
         // An empty group ends what its track showed.
         if group.items.isEmpty {
             switch kind {
-            case "faces": faces.append(Group(t: t, d: d, v: []))
-            case "codes": codes.append(Group(t: t, d: d, v: []))
+            case let name where ObjectKind.all.contains(where: { $0.name == name }):
+                groups[name, default: []].append(Group(t: t, d: d, v: []))
             case "location": location.append(Group(t: t, d: d, v: nil))
             case "orientation": orientation.append(Group(t: t, d: d, v: nil))
             default: break
@@ -115,14 +140,13 @@ struct PlayerMetadata: Encodable, Sendable {
         default: break
         }
         let identifiers = track.metadataFormat?.keys.map(\.identifier) ?? []
-        if identifiers.contains(MetadataIdentifier.detectedFace) { return "faces" }
-        if identifiers.contains(MetadataIdentifier.detectedMachineReadableCodes) { return "codes" }
+        if let format = track.metadataFormat, let kind = ObjectKind.recorded(in: format) { return kind.name }
         if identifiers.contains(MetadataIdentifier.locationISO6709) { return "location" }
         if identifiers.contains(MetadataIdentifier.videoOrientation) { return "orientation" }
         return identifiers.first ?? track.mediaType.description
     }
 
-    private static func appearances(kind: String, _ groups: [Group<[LiveObject]>], end: Double) -> [Appearance] {
+    private static func appearances(kind: String, _ groups: [Group<[DrawnObject]>], end: Double) -> [Appearance] {
         var open: [Int: Appearance] = [:]
         var done: [Appearance] = []
         for (index, group) in groups.enumerated() {
@@ -150,14 +174,4 @@ struct PlayerMetadata: Encodable, Sendable {
     }
 
     static let mergedGap = 0.25
-}
-
-extension LiveObject {
-    init(id: Int, bounds: [Double], type: String? = nil, text: String? = nil, corners: [Double]? = nil) {
-        self.id = id
-        self.bounds = bounds
-        self.type = type
-        self.text = text
-        self.corners = corners
-    }
 }

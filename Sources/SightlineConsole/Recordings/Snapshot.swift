@@ -1,8 +1,9 @@
 import SightlineCapture
 import SightlineCore
 import SightlineExport
+import SightlineMovie
 
-/// A JPEG of one frame of a recording with its faces and codes drawn in, as the frame is
+/// A JPEG of one frame of a recording with its objects (faces, codes) drawn in, as the frame is
 /// stored (the player turns it by the orientation track; a snapshot does not):
 /// `/api/recordings/<name>/snapshot?t=SECONDS`.
 ///
@@ -20,21 +21,16 @@ enum Snapshot {
         }
         let (shownAt, picture) = try source.picture(at: seconds)
         let thickness = max(2, picture.width / 240)
-        for face in metadata.faces.active(at: shownAt) ?? [] {
-            picture.strokeRect(face.rect, colour: .face, thickness: thickness)
-        }
-        for code in metadata.codes.active(at: shownAt) ?? [] {
-            picture.strokeRect(code.rect, colour: .code, thickness: thickness)
+        for kind in ObjectKind.all {
+            for object in metadata.groups[kind.name]?.active(at: shownAt) ?? [] {
+                picture.strokeRect(object.rect, colour: kind.colour, thickness: thickness)
+            }
         }
         let width = min(maximumWidth ?? picture.width, picture.width)
         let snapshotter = try FrameSnapshotter(
             format: .jpeg, maximumWidth: max(16, width), maximumHeight: max(16, picture.height), jpegQuality: 3)
         return try snapshotter.snapshot(picture).bytes
     }
-}
-
-extension LiveObject {
-    var rect: NormalizedRect { NormalizedRect(x: bounds[0], y: bounds[1], width: bounds[2], height: bounds[3]) }
 }
 
 extension Array {

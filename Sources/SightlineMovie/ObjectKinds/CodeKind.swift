@@ -1,0 +1,37 @@
+import Foundation
+import SightlineCore
+
+extension ObjectKind {
+    /// Barcodes and QR codes (zxing-cpp's): recorded as a JSON array of objects (ID, type,
+    /// value, corners, bounds) in UTF-8 text, which every tool shows; Apple documents no key
+    /// for them.
+    package static let codes = ObjectKind(
+        name: "codes", objectName: "code", detection: "barcodes", messageKind: .codes,
+        trackIdentifier: MetadataIdentifier.detectedMachineReadableCodes, trackFormat: .detectedMachineReadableCodes,
+        colour: .code,
+        record: { message in
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            guard let codes = message.codes, let json = try? encoder.encode(codes.map(MachineReadableCodeRecord.init))
+            else { return nil }
+            let item = MetadataItem(
+                identifier: MetadataIdentifier.detectedMachineReadableCodes, dataType: .utf8,
+                value: .string(String(decoding: json, as: UTF8.self)))
+            return RecordedObjects(items: codes.isEmpty ? [] : [item], usesExtraFields: false)
+        },
+        drawMessage: { message in message.codes?.map { drawn(MachineReadableCodeRecord($0)) } },
+        drawItem: { item in
+            guard item.identifier == MetadataIdentifier.detectedMachineReadableCodes,
+                case .string(let json) = item.value
+            else { return nil }
+            let decoded = try? JSONDecoder().decode([MachineReadableCodeRecord].self, from: Data(json.utf8))
+            return (decoded ?? []).map(drawn)
+        },
+        label: { code in code.text ?? "" })
+
+    private static func drawn(_ code: MachineReadableCodeRecord) -> DrawnObject {
+        DrawnObject(
+            id: code.codeID, bounds: [code.bounds.x, code.bounds.y, code.bounds.width, code.bounds.height],
+            type: code.type.rawValue, text: code.stringValue, corners: code.corners.flatMap { [$0.x, $0.y] })
+    }
+}

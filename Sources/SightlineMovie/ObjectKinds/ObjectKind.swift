@@ -1,0 +1,96 @@
+import SightlineCore
+
+/// One kind of object detectors find (faces, codes), described once: how a source says it
+/// looks for the kind, which messages carry it, the timed-metadata track that records it,
+/// and how its objects are drawn (the console, the player, burn-in, snapshots).
+///
+/// Every module that handles objects goes through `ObjectKind.all`, so that no detector's
+/// name is a contract between modules. A kind is one file in this folder that defines its
+/// value, and an entry in `all`.
+package struct ObjectKind: Sendable {
+    /// What the console's pages and the player call the kind: a live frame's field, a
+    /// recording's track kind (`faces`).
+    package let name: String
+    /// What one object is called in the player's list of appearances (`face`).
+    package let objectName: String
+    /// What a source's status lists in `detections` when it looks for the kind.
+    package let detection: String
+    package let messageKind: MessageKind
+    /// The timed-metadata track that records the kind: its identifier and format.
+    package let trackIdentifier: String
+    package let trackFormat: MetadataTrackFormat
+    /// Whether every recording declares the track, found or not (faces, as iOS does);
+    /// otherwise from the first status that lists the kind or the first object.
+    package let recordedFromStart: Bool
+    /// Fields a source can add to the kind's objects, announced in its status by name (a
+    /// gallery's names of faces), and the track format that declares them.
+    package let extraFields: (detection: String, trackFormat: MetadataTrackFormat)?
+    /// The colour of its boxes in burn-in and snapshots.
+    package let colour: YCbCrColour
+    private let recordItems: @Sendable (Message) -> RecordedObjects?
+    private let drawMessage: @Sendable (Message) -> [DrawnObject]?
+    private let drawItem: @Sendable (MetadataItem) -> [DrawnObject]?
+    private let labelObject: @Sendable (DrawnObject) -> String
+
+    /// A message's objects as one group of the kind's track.
+    package struct RecordedObjects {
+        /// None: the objects have left.
+        package var items: [MetadataItem]
+        /// Whether the objects carry the kind's `extraFields`.
+        package var usesExtraFields: Bool
+    }
+
+    package init(
+        name: String, objectName: String, detection: String, messageKind: MessageKind, trackIdentifier: String,
+        trackFormat: MetadataTrackFormat, recordedFromStart: Bool = false,
+        extraFields: (detection: String, trackFormat: MetadataTrackFormat)? = nil, colour: YCbCrColour,
+        record: @escaping @Sendable (Message) -> RecordedObjects?,
+        drawMessage: @escaping @Sendable (Message) -> [DrawnObject]?,
+        drawItem: @escaping @Sendable (MetadataItem) -> [DrawnObject]?,
+        label: @escaping @Sendable (DrawnObject) -> String
+    ) {
+        self.name = name
+        self.objectName = objectName
+        self.detection = detection
+        self.messageKind = messageKind
+        self.trackIdentifier = trackIdentifier
+        self.trackFormat = trackFormat
+        self.recordedFromStart = recordedFromStart
+        self.extraFields = extraFields
+        self.colour = colour
+        self.recordItems = record
+        self.drawMessage = drawMessage
+        self.drawItem = drawItem
+        self.labelObject = label
+    }
+
+    /// Every kind, in the order recordings declare their tracks and pages list them.
+    package static let all: [ObjectKind] = [.faces, .codes]
+
+    /// The kind a message of `kind` carries; nil for messages that carry no objects.
+    package static func carried(by kind: MessageKind) -> ObjectKind? { all.first { $0.messageKind == kind } }
+
+    /// The kind a recorded track holds, by the identifiers its format declares.
+    package static func recorded(in format: MetadataTrackFormat) -> ObjectKind? {
+        all.first { kind in format.keys.contains { $0.identifier == kind.trackIdentifier } }
+    }
+
+    /// The kinds a status's `detections` lists.
+    package static func listed(in detections: [String]) -> [ObjectKind] {
+        all.filter { detections.contains($0.detection) }
+    }
+
+    /// A message's objects as one group of the track; nil when the message has none of this
+    /// kind or they cannot be recorded (malformed).
+    package func recorded(_ message: Message) -> RecordedObjects? { recordItems(message) }
+
+    /// A message's objects as the live view draws them; nil when it has none of this kind.
+    package func drawn(_ message: Message) -> [DrawnObject]? { drawMessage(message) }
+
+    /// A recorded item's objects as the player and burn-in draw them; nil when the item is
+    /// not of this kind.
+    package func drawn(_ item: MetadataItem) -> [DrawnObject]? { drawItem(item) }
+
+    /// The text burned in above an object.
+    package func label(_ object: DrawnObject) -> String { labelObject(object) }
+}
