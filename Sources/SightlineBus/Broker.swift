@@ -71,6 +71,7 @@ public final class Broker: @unchecked Sendable {
     }
 }
 
+/// The proxy's sockets, handed to its thread, which alone uses them until `stop()`.
 private struct BrokerSockets: @unchecked Sendable {
     let frontend: Socket
     let backend: Socket

@@ -22,6 +22,7 @@ final class Context: @unchecked Sendable {
     }
 }
 
+/// The context's handle for `zmq_ctx_term` on another thread: the context is thread-safe.
 private struct SendableHandle: @unchecked Sendable {
     let value: UnsafeMutableRawPointer
     init(_ value: UnsafeMutableRawPointer) { self.value = value }

@@ -1,4 +1,4 @@
-import Foundation
+import Dispatch
 import Synchronization
 
 /// Set from any thread to make a source's blocking work give up: FFmpeg's blocking calls
@@ -6,48 +6,30 @@ import Synchronization
 /// reconnection, which `set()` ends at once instead of at their next check.
 final class InterruptFlag: Sendable {
     private let flag = Atomic<Bool>(false)
-    private let condition = ConditionCell()
+    /// Signalled by `set()`: wakes the thread in `sleep(until:)`. Dispatch's waits are on
+    /// the monotonic clock, so a step of the wall clock neither ends nor stretches one.
+    private let wakeUp = DispatchSemaphore(value: 0)
 
     var isSet: Bool { flag.load(ordering: .acquiring) }
 
     /// Any thread.
     func set() {
-        flag.store(true, ordering: .releasing)
-        condition.broadcast()
+        if !flag.exchange(true, ordering: .acquiringAndReleasing) { wakeUp.signal() }
     }
 
     /// Waits until `deadline` or until the flag is set, whichever comes first; returns
-    /// whether it is set. Called on the thread that owns the source.
+    /// whether it is set. Called by one thread at a time: the one that owns the source.
     @discardableResult
     func sleep(until deadline: ContinuousClock.Instant) -> Bool {
-        condition.wait(until: deadline) { isSet }
-        return isSet
-    }
-}
-
-/// An `NSCondition` that only wakes sleepers: the state it waits for is atomic.
-private final class ConditionCell: @unchecked Sendable {  // NSCondition is thread-safe but not marked Sendable
-    private let condition = NSCondition()
-
-    func broadcast() {
-        condition.lock()
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    /// Waits until `deadline` or `done()`. The wait is on the wall clock (all NSCondition
-    /// offers), so it is taken in steps of at most a second and the monotonic deadline is
-    /// checked after each: a clock step can shorten or lengthen one step, never the whole.
-    func wait(until deadline: ContinuousClock.Instant, done: () -> Bool) {
-        let clock = ContinuousClock()
-        condition.lock()
-        defer { condition.unlock() }
-        while !done() {
-            let left = deadline - clock.now
-            guard left > .zero else { return }
-            let step = min(left, .seconds(1))
-            let seconds = Double(step.components.seconds) + Double(step.components.attoseconds) / 1e18
-            _ = condition.wait(until: Date(timeIntervalSinceNow: seconds))
+        guard !isSet else { return true }
+        let left = deadline - .now
+        guard left > .zero else { return false }
+        let nanoseconds = left.components.seconds * 1_000_000_000 + left.components.attoseconds / 1_000_000_000
+        if wakeUp.wait(timeout: .now() + .nanoseconds(Int(min(nanoseconds, Int64(Int32.max) * 1_000_000_000))))
+            == .success
+        {
+            wakeUp.signal()  // set for good: a later sleep returns at once as well
         }
+        return isSet
     }
 }

@@ -133,6 +133,7 @@ public final class BarcodeDetector {
 /// One zxing-cpp reader and its result buffers. Its `read` runs on one thread at a time
 /// (the detector's queue, or one iteration of its concurrent pass).
 private final class Pass: @unchecked Sendable {
+    /// The frame's luma, which outlives the pass and is only read.
     struct Image: @unchecked Sendable {
         let luma: UnsafeRawPointer
         let width: Int

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Runs an independent program (ffprobe, exiftool, mediainfo) and collects what it printed.
 public enum ExternalTool {
@@ -43,11 +44,11 @@ public enum ExternalTool {
     }
 }
 
-private final class LockedData: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data = Data()
-    func set(_ value: Data) { lock.withLock { data = value } }
-    func get() -> Data { lock.withLock { data } }
+/// What the side thread read, for the caller once it has signalled.
+private final class LockedData: Sendable {
+    private let data = Mutex(Data())
+    func set(_ value: Data) { data.withLock { $0 = value } }
+    func get() -> Data { data.withLock { $0 } }
 }
 
 /// A fresh directory under the system's temporary directory, removed when released.
