@@ -19,15 +19,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "sightline", targets: ["sightline"]),
-        .library(name: "SightlineCore", targets: ["SightlineCore"]),
-        .library(name: "SightlineCapture", targets: ["SightlineCapture"]),
-        .library(name: "SightlineDetection", targets: ["SightlineDetection"]),
-        .library(name: "SightlineBus", targets: ["SightlineBus"]),
-        .library(name: "SightlineMovie", targets: ["SightlineMovie"]),
-        .library(name: "SightlineRecorder", targets: ["SightlineRecorder"]),
-        .library(name: "SightlineConsole", targets: ["SightlineConsole"]),
-        .library(name: "SightlineExport", targets: ["SightlineExport"]),
-        .library(name: "SightlineService", targets: ["SightlineService"]),
+        // The library a user imports: the bus and its messages (docs/library.md). Every other
+        // module shares its declarations within the package only (`package` access).
+        .library(name: "SightlineBus", targets: ["SightlineBus", "SightlineCore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

@@ -5,7 +5,7 @@
 extension Endpoint {
     /// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, read back,
     /// closed): for tests and benchmarks that need real sockets.
-    public static func freeLoopbackPort() -> Int {
+    package static func freeLoopbackPort() -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()

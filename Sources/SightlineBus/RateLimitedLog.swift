@@ -5,17 +5,17 @@ import Logging
 /// another service is always counted, but cannot flood the log.
 ///
 /// Not thread-safe: one owner, as the subscriber or input that uses it.
-public struct RateLimitedLog {
+package struct RateLimitedLog {
     private let logger: Logger
     private let interval: Duration
     private var reasons: [String: (logged: ContinuousClock.Instant, suppressed: Int)] = [:]
 
-    public init(logger: Logger, interval: Duration = .seconds(10)) {
+    package init(logger: Logger, interval: Duration = .seconds(10)) {
         self.logger = logger
         self.interval = interval
     }
 
-    public mutating func warning(_ message: String, reason: String, metadata: Logger.Metadata = [:]) {
+    package mutating func warning(_ message: String, reason: String, metadata: Logger.Metadata = [:]) {
         let now = ContinuousClock.now
         if let previous = reasons[reason], now - previous.logged < interval {
             reasons[reason]!.suppressed += 1

@@ -10,12 +10,12 @@ import SightlineCore
 /// more than 100 ms in the input's timestamps times the audio again from there (counted).
 ///
 /// Not thread-safe: one owner calls it, in order.
-public final class AACEncoder {
+package final class AACEncoder {
     /// What the encoder writes: the rate (the input's when AAC has it, else 48 kHz), the
     /// channels (mono stays mono, anything else becomes stereo) and the decoder's config.
-    public let format: AudioFormat
+    package let format: AudioFormat
     /// Input timestamp jumps so far.
-    public private(set) var timestampJumps = 0
+    package private(set) var timestampJumps = 0
     private var context: UnsafeMutablePointer<AVCodecContext>?
     private var resampler: OpaquePointer?
     private var fifo: OpaquePointer?
@@ -31,7 +31,7 @@ public final class AACEncoder {
 
     /// `layout`: the input's channel layout when it has one (a decoded frame's), else the
     /// default layout of `channels`.
-    public init(
+    package init(
         sampleRate: Int, channels: Int, sampleFormat: AVSampleFormat, layout: UnsafePointer<AVChannelLayout>? = nil
     ) throws {
         guard sampleRate > 0, channels > 0 else {
@@ -88,7 +88,7 @@ public final class AACEncoder {
 
     /// Encodes a decoded frame whose first sample is heard at `time` (nil: right after the
     /// previous one).
-    public func encode(_ frame: UnsafePointer<AVFrame>, at time: MediaTime?) throws -> [EncodedAudioPacket] {
+    package func encode(_ frame: UnsafePointer<AVFrame>, at time: MediaTime?) throws -> [EncodedAudioPacket] {
         try convert(count: Int(frame.pointee.nb_samples), at: time) { resampler, output, capacity in
             cffmpeg_resample_frame(resampler, output, capacity, frame)
         }
@@ -96,7 +96,7 @@ public final class AACEncoder {
 
     /// Encodes `count` interleaved samples (in the sample format given to `init`) whose first
     /// is heard at `time`.
-    public func encode(interleaved samples: UnsafeRawPointer, count: Int, at time: MediaTime) throws
+    package func encode(interleaved samples: UnsafeRawPointer, count: Int, at time: MediaTime) throws
         -> [EncodedAudioPacket]
     {
         try convert(count: count, at: time) { resampler, output, capacity in
@@ -105,7 +105,7 @@ public final class AACEncoder {
     }
 
     /// Encodes what is still buffered (a short last frame) and ends the stream.
-    public func finish() throws -> [EncodedAudioPacket] {
+    package func finish() throws -> [EncodedAudioPacket] {
         guard let context, let fifo, fifoStart != nil else { return [] }
         var packets = try convert(count: 0, at: nil) { resampler, output, capacity in
             cffmpeg_resample_frame(resampler, output, capacity, nil)

@@ -7,21 +7,21 @@ import Synchronization
 ///
 /// Like `AVCaptureSession`: the source runs at its own pace and never waits for an
 /// output; outputs decide what to do with frames they cannot take (`FrameDataOutput`).
-public final class CaptureSession: Sendable {
+package final class CaptureSession: Sendable {
     /// Why `run()` returned.
-    public enum Completion: Sendable, Equatable {
+    package enum Completion: Sendable, Equatable {
         case endOfSource
         case stopped
     }
 
     /// What happened to the source, for status messages. Called on the capture thread.
-    public enum SourceEvent: Sendable, Equatable {
+    package enum SourceEvent: Sendable, Equatable {
         case interrupted(reason: String)
         case resumed
     }
 
     private let source: SendableSource
-    public let outputs: [FrameDataOutput]
+    package let outputs: [FrameDataOutput]
     private let logger: Logger
     private let onSourceEvent: @Sendable (SourceEvent) -> Void
     private let stopRequested = Atomic<Bool>(false)
@@ -35,7 +35,7 @@ public final class CaptureSession: Sendable {
     }
 
     /// The session takes ownership of `source`: from now on only its capture thread uses it.
-    public init(
+    package init(
         source: any FrameSource, outputs: [FrameDataOutput], logger: Logger,
         onSourceEvent: @escaping @Sendable (SourceEvent) -> Void = { _ in }
     ) {
@@ -46,14 +46,14 @@ public final class CaptureSession: Sendable {
     }
 
     /// Why the source ended, when it was not simply the end of the media.
-    public var endReason: String? { source.value.endReason }
+    package var endReason: String? { source.value.endReason }
 
-    public var input: InputDescription { source.value.input }
+    package var input: InputDescription { source.value.input }
 
     /// Where a wall-clock instant (ns since 1970) falls on the source's media timeline,
     /// reckoned from the newest frame; nil before the first frame or more than a day away
     /// from it. Any thread.
-    public func mediaTime(atWallTimeNs wallTimeNs: UInt64) -> MediaTime? {
+    package func mediaTime(atWallTimeNs wallTimeNs: UInt64) -> MediaTime? {
         guard let newest = state.withLock({ $0.newestFrame }) else { return nil }
         let offset = Int64(bitPattern: wallTimeNs &- newest.wallTimeNs)
         guard offset.magnitude <= 86_400 * 1_000_000_000 else { return nil }
@@ -63,7 +63,7 @@ public final class CaptureSession: Sendable {
     }
 
     /// Frames produced and skipped so far, with each output's counters.
-    public var counters: PipelineCounters {
+    package var counters: PipelineCounters {
         var result = PipelineCounters()
         state.withLock {
             result.framesIn = $0.framesIn
@@ -77,7 +77,7 @@ public final class CaptureSession: Sendable {
     /// Runs until the source ends, fails, or `stop()` is called or the task is cancelled,
     /// then drains the outputs: all waiting frames are delivered at the end of a source, and
     /// dropped as `shutdown` after a stop.
-    public func run() async throws -> Completion {
+    package func run() async throws -> Completion {
         let result: Result<Completion, Error> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 Thread.start(named: "capture", qualityOfService: .userInteractive) { [self] in
@@ -92,7 +92,7 @@ public final class CaptureSession: Sendable {
     }
 
     /// Asks the capture thread to stop; `run()` then returns `.stopped`. Any thread.
-    public func stop() {
+    package func stop() {
         stopRequested.store(true, ordering: .releasing)
         for output in outputs { output.discardWaitingFrames() }
         source.value.cancel()

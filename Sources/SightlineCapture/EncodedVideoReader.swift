@@ -3,28 +3,28 @@ import SightlineCore
 
 /// The compressed packets of a file's H.264 video stream, demuxed with libavformat and not
 /// decoded: what pass-through recording and remuxing need.
-public final class EncodedVideoReader {
+package final class EncodedVideoReader {
     /// One access unit as the container stores it.
-    public struct Packet: Sendable {
-        public var data: [UInt8]
-        public var decodeTime: MediaTime
-        public var presentationTime: MediaTime
-        public var duration: MediaTime?
-        public var isKeyFrame: Bool
+    package struct Packet: Sendable {
+        package var data: [UInt8]
+        package var decodeTime: MediaTime
+        package var presentationTime: MediaTime
+        package var duration: MediaTime?
+        package var isKeyFrame: Bool
     }
 
-    public let url: String
-    public let width: Int
-    public let height: Int
+    package let url: String
+    package let width: Int
+    package let height: Int
     /// Ticks per second of the stream's timestamps.
-    public let timescale: Int32
+    package let timescale: Int32
     /// The decoder configuration: an `avcC` record (MP4, QuickTime) or Annex B parameter sets.
-    public let codecConfiguration: [UInt8]
+    package let codecConfiguration: [UInt8]
     private var format: UnsafeMutablePointer<AVFormatContext>?
     private var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
     private let streamIndex: Int32
 
-    public init(url: String) throws {
+    package init(url: String) throws {
         av_log_set_level(AV_LOG_FATAL)
         var context: UnsafeMutablePointer<AVFormatContext>?
         let opened = avformat_open_input(&context, url, nil, nil)
@@ -66,7 +66,7 @@ public final class EncodedVideoReader {
     }
 
     /// The next video packet in decode order, or nil at the end.
-    public func next() throws -> Packet? {
+    package func next() throws -> Packet? {
         guard let format, let packet else { return nil }
         while true {
             let result = av_read_frame(format, packet)

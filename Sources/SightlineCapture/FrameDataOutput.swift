@@ -3,7 +3,7 @@ import SightlineCore
 import Synchronization
 
 /// Receives frames from a `FrameDataOutput`.
-public protocol FrameDataOutputDelegate: AnyObject, Sendable {
+package protocol FrameDataOutputDelegate: AnyObject, Sendable {
     /// Called on the output's serial queue (a thread of its own), one frame at a time, in
     /// capture order.
     func frameDataOutput(_ output: FrameDataOutput, didOutput frame: VideoFrame)
@@ -19,16 +19,16 @@ public protocol FrameDataOutputDelegate: AnyObject, Sendable {
 /// `maxBacklog` says how far behind the output fell; with `maximumFramesInFlight` as well,
 /// `offer` waits while that many frames are queued or in the delegate, which suits a file
 /// (it can wait) and bounds memory, but not a live camera.
-public final class FrameDataOutput: Sendable {
-    public enum DropReason: String, Sendable {
+package final class FrameDataOutput: Sendable {
+    package enum DropReason: String, Sendable {
         /// Replaced by a newer frame while the delegate was busy.
         case late
         /// Still waiting when the session stopped early.
         case shutdown
     }
 
-    public let name: String
-    public let alwaysDiscardsLateFrames: Bool
+    package let name: String
+    package let alwaysDiscardsLateFrames: Bool
     private let thread: SerialThread
     private let delegate: any FrameDataOutputDelegate
     private let state = Mutex(State())
@@ -46,7 +46,7 @@ public final class FrameDataOutput: Sendable {
         var drained: [CheckedContinuation<Void, Never>] = []
     }
 
-    public init(
+    package init(
         name: String, delegate: any FrameDataOutputDelegate, alwaysDiscardsLateFrames: Bool = true,
         maximumFramesInFlight: Int? = nil
     ) {
@@ -58,14 +58,14 @@ public final class FrameDataOutput: Sendable {
         self.thread = SerialThread(name: "output.\(name)")
     }
 
-    public var counters: OutputCounters { state.withLock { $0.counters } }
+    package var counters: OutputCounters { state.withLock { $0.counters } }
 
     /// The most frames that were ever waiting at once (always ≤ 1 when discarding).
-    public var maxBacklog: Int { state.withLock { $0.maxBacklog } }
+    package var maxBacklog: Int { state.withLock { $0.maxBacklog } }
 
     /// Offers a frame. Called on the capture thread; never blocks on the delegate unless
     /// `maximumFramesInFlight` is set.
-    public func offer(_ frame: VideoFrame) {
+    package func offer(_ frame: VideoFrame) {
         slots?.wait()
         let offered: Offered = state.withLock { state in
             if state.discardWaiting {
@@ -123,7 +123,7 @@ public final class FrameDataOutput: Sendable {
     /// frame in the delegate is not interrupted. Any thread: the session calls it as soon as
     /// it is asked to stop, so that a slow delegate does not get a backlog it no longer needs
     /// however long the capture thread takes to notice.
-    public func discardWaitingFrames() {
+    package func discardWaitingFrames() {
         let dropped = state.withLock { state in
             let count = state.waiting.count
             state.discardWaiting = true
@@ -136,7 +136,7 @@ public final class FrameDataOutput: Sendable {
 
     /// Waits until every offered frame has been delivered or dropped. Any task; it is
     /// resumed by the output's thread when the delegate returns from the last frame.
-    public func drain() async {
+    package func drain() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let idle = state.withLock { state in
                 if state.busy { state.drained.append(continuation) }

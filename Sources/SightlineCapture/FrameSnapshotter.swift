@@ -3,10 +3,10 @@ import SightlineCore
 
 /// Downscaled copies of frames for other services' detectors (the `frames` output): the
 /// luma plane as gray8 bytes, or a colour JPEG. Not thread-safe: one owner.
-public final class FrameSnapshotter {
-    public let format: FrameInfo.Format
-    public let maximumWidth: Int
-    public let maximumHeight: Int
+package final class FrameSnapshotter {
+    package let format: FrameInfo.Format
+    package let maximumWidth: Int
+    package let maximumHeight: Int
     private let scaler = PixelScaler()
     private var encoder: UnsafeMutablePointer<AVCodecContext>?
     private var frame: UnsafeMutablePointer<AVFrame>? = av_frame_alloc()
@@ -16,7 +16,7 @@ public final class FrameSnapshotter {
 
     /// Frames are scaled to fit `maximumWidth` x `maximumHeight`, keeping their shape (never
     /// enlarged). `jpegQuality` is libavcodec's quantiser scale, 2 (best) to 31.
-    public init(format: FrameInfo.Format, maximumWidth: Int, maximumHeight: Int, jpegQuality: Int = 5) throws {
+    package init(format: FrameInfo.Format, maximumWidth: Int, maximumHeight: Int, jpegQuality: Int = 5) throws {
         guard maximumWidth >= 16, maximumHeight >= 16 else {
             throw SightlineError.invalidArgument("frames must be at least 16x16, not \(maximumWidth)x\(maximumHeight)")
         }
@@ -36,12 +36,12 @@ public final class FrameSnapshotter {
     }
 
     /// The size a `width` x `height` frame is scaled to: even, within the maximum.
-    public func outputSize(width: Int, height: Int) -> (width: Int, height: Int) {
+    package func outputSize(width: Int, height: Int) -> (width: Int, height: Int) {
         let scale = min(1, min(Double(maximumWidth) / Double(width), Double(maximumHeight) / Double(height)))
         return (max(2, Int(Double(width) * scale) & ~1), max(2, Int(Double(height) * scale) & ~1))
     }
 
-    public func snapshot(_ pixels: PixelBuffer) throws -> (info: FrameInfo, bytes: [UInt8]) {
+    package func snapshot(_ pixels: PixelBuffer) throws -> (info: FrameInfo, bytes: [UInt8]) {
         let (width, height) = outputSize(width: pixels.width, height: pixels.height)
         let info = FrameInfo(
             format: format, width: width, height: height, sourceWidth: pixels.width, sourceHeight: pixels.height)

@@ -1,7 +1,7 @@
 import SightlineCore
 
 /// What one read from a source yields: a small flow result, in the manner of GStreamer.
-public enum SourceRead: Sendable {
+package enum SourceRead: Sendable {
     case frame(VideoFrame)
     /// Something was read but skipped (a corrupt packet or frame), or `count` frames were
     /// lost before they reached us (a driver's sequence gap); the source goes on.
@@ -18,7 +18,7 @@ public enum SourceRead: Sendable {
 ///
 /// A source is owned by one thread, the capture session's capture thread, which calls
 /// every requirement except `cancel()`.
-public protocol FrameSource: AnyObject {
+package protocol FrameSource: AnyObject {
     /// What is being read, once it is open.
     var input: InputDescription { get }
 
@@ -34,5 +34,5 @@ public protocol FrameSource: AnyObject {
 }
 
 extension FrameSource {
-    public var endReason: String? { nil }
+    package var endReason: String? { nil }
 }

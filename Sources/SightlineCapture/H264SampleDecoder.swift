@@ -5,7 +5,7 @@ import SightlineCore
 /// the track's `avcC` record) into yuv420p images: how the console takes one frame out of a
 /// recording for a snapshot without opening the file a second time through libavformat.
 /// Not thread-safe: one owner.
-public final class H264SampleDecoder {
+package final class H264SampleDecoder {
     private var context: UnsafeMutablePointer<AVCodecContext>?
     private var frame: UnsafeMutablePointer<AVFrame>? = av_frame_alloc()
     private var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
@@ -13,7 +13,7 @@ public final class H264SampleDecoder {
 
     /// `avcConfiguration` is the track's `avcC` record (the box's payload). More `threads`
     /// decode several frames at once: more frames a second, a few frames more delay.
-    public init(avcConfiguration: [UInt8], threads: Int = 1) throws {
+    package init(avcConfiguration: [UInt8], threads: Int = 1) throws {
         av_log_set_level(AV_LOG_FATAL)  // errors are thrown, not printed
         guard let codec = avcodec_find_decoder(AV_CODEC_ID_H264), let context = avcodec_alloc_context3(codec) else {
             throw SightlineError.invalidArgument("this FFmpeg has no H.264 decoder")
@@ -37,11 +37,11 @@ public final class H264SampleDecoder {
     }
 
     /// A decoded picture and its presentation time (the units given with its sample).
-    public typealias Picture = (time: Int64, image: PixelBuffer)
+    package typealias Picture = (time: Int64, image: PixelBuffer)
 
     /// Decodes one sample (decode order; the first after `reset` must be a sync sample) and
     /// returns the pictures the decoder has ready, in presentation order.
-    public func decode(_ sample: [UInt8], presentationTime: Int64) throws -> [Picture] {
+    package func decode(_ sample: [UInt8], presentationTime: Int64) throws -> [Picture] {
         guard let context, let packet else { throw SightlineError.detector("out of memory") }
         let sent = sample.withUnsafeBufferPointer { bytes -> Int32 in
             guard av_new_packet(packet, Int32(bytes.count)) >= 0 else { return -1 }
@@ -55,7 +55,7 @@ public final class H264SampleDecoder {
     }
 
     /// The pictures still inside the decoder at the end of the samples.
-    public func flush() throws -> [Picture] {
+    package func flush() throws -> [Picture] {
         guard let context else { return [] }
         avcodec_send_packet(context, nil)
         defer { avcodec_flush_buffers(context) }
@@ -63,7 +63,7 @@ public final class H264SampleDecoder {
     }
 
     /// Forgets everything decoded, to start again at a sync sample.
-    public func reset() {
+    package func reset() {
         if let context { avcodec_flush_buffers(context) }
     }
 
@@ -84,7 +84,7 @@ public final class H264SampleDecoder {
 
     /// Decodes `samples` (decode order, starting at a sync sample) and returns the picture
     /// presented at `wanted`, or the last one presented before it.
-    public func decode(samples: [[UInt8]], presentationTimes: [Int64], wanted: Int64) throws -> PixelBuffer {
+    package func decode(samples: [[UInt8]], presentationTimes: [Int64], wanted: Int64) throws -> PixelBuffer {
         reset()
         var best: Picture?
         func keep(_ pictures: [Picture]) {

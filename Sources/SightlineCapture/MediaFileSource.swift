@@ -8,28 +8,28 @@ import Synchronization
 ///
 /// Frames come with the stream's own timestamps. Decoded planes are handed on without a
 /// copy when their layout is one Sightline knows; other layouts are converted to yuv420p.
-public final class MediaFileSource: FrameSource {
-    public struct Options: Sendable {
+package final class MediaFileSource: FrameSource {
+    package struct Options: Sendable {
         /// Pace delivery to the timestamps, like a live camera; otherwise as fast as possible.
-        public var realtime = false
+        package var realtime = false
         /// Start again at the end; timestamps keep increasing across loops.
-        public var loop = false
+        package var loop = false
         /// How long opening or a single read of a network stream may block.
-        public var networkTimeout: Duration = .seconds(5)
+        package var networkTimeout: Duration = .seconds(5)
         /// What to do with the source's audio; nil: carry it on as AAC when it has some.
-        public var audio: AudioMode?
-        public init(realtime: Bool = false, loop: Bool = false, audio: AudioMode? = nil) {
+        package var audio: AudioMode?
+        package init(realtime: Bool = false, loop: Bool = false, audio: AudioMode? = nil) {
             self.realtime = realtime
             self.loop = loop
             self.audio = audio
         }
     }
 
-    public let url: String
+    package let url: String
     /// A URL FFmpeg reads over the network (rtsp://, http:// …): a live source, paced by its
     /// sender, not a file read as fast as it can be.
-    public var isNetworkStream: Bool { url.contains("://") && !url.hasPrefix("file:") }
-    public private(set) var input: InputDescription
+    package var isNetworkStream: Bool { url.contains("://") && !url.hasPrefix("file:") }
+    package private(set) var input: InputDescription
     private let options: Options
     private var format: UnsafeMutablePointer<AVFormatContext>?
     private var decoder: UnsafeMutablePointer<AVCodecContext>?
@@ -41,22 +41,22 @@ public final class MediaFileSource: FrameSource {
     private var spareFrame: UnsafeMutablePointer<AVFrame>?
     /// The stream's H.264 parameter sets, Annex B, when the video is H.264 (else nil): what
     /// `onCompressedPacket` needs to make every key frame self-contained.
-    public let h264ParameterSets: [UInt8]?
+    package let h264ParameterSets: [UInt8]?
     /// NAL length size when the container stores length-prefixed H.264 (MP4, QuickTime).
     private let nalLengthSize: Int?
     /// Called on the capture thread with each compressed video packet, before it is
     /// decoded, when the video is H.264: for recording without re-encoding. Set it before
     /// the session starts.
-    public var onCompressedPacket: (@Sendable (EncodedVideoPacket) -> Void)?
+    package var onCompressedPacket: (@Sendable (EncodedVideoPacket) -> Void)?
     /// Called on the capture thread with each AAC frame of the source's audio (see
     /// `input.audio`), in order. Set it before the session starts; without it the audio is
     /// neither decoded nor encoded.
-    public var onAudioPacket: (@Sendable (EncodedAudioPacket) -> Void)?
+    package var onAudioPacket: (@Sendable (EncodedAudioPacket) -> Void)?
     /// What became of the audio so far, for any thread; nil without audio.
-    public var audioCounters: AudioCountersCell? { audio?.shared }
+    package var audioCounters: AudioCountersCell? { audio?.shared }
     private let audio: StreamAudio?
     /// Why the source's audio is left out, when it has audio that cannot be carried on.
-    public private(set) var audioProblem: String?
+    package private(set) var audioProblem: String?
     private let interrupt = InterruptFlag()
     private var draining = false
     private var framesProduced = 0
@@ -67,7 +67,7 @@ public final class MediaFileSource: FrameSource {
     /// Set when frames are paced (`realtime`).
     private var pacing: FramePacing?
 
-    public init(url: String, options: Options = Options()) throws {
+    package init(url: String, options: Options = Options()) throws {
         self.url = url
         self.options = options
         let isFile = !url.contains("://") || url.hasPrefix("file:")
@@ -207,9 +207,9 @@ public final class MediaFileSource: FrameSource {
         avformat_close_input(&format)
     }
 
-    public func cancel() { interrupt.set() }
+    package func cancel() { interrupt.set() }
 
-    public func read() throws -> SourceRead {
+    package func read() throws -> SourceRead {
         guard let decoder, let packet, let format else { return .end }
         pacing?.waitToDecode(interrupt: interrupt)
         while !interrupt.isSet {
@@ -374,9 +374,9 @@ func ffmpegError(_ code: Int32) -> String {
 }
 
 /// A still image (JPEG, PNG … anything FFmpeg decodes; the first frame of a video).
-public enum StillImage {
+package enum StillImage {
     /// The picture, in a layout with a luma plane (detectors read luma).
-    public static func load(_ path: String) throws -> PixelBuffer {
+    package static func load(_ path: String) throws -> PixelBuffer {
         guard case .frame(let frame) = try MediaFileSource(url: path).read() else {
             throw SightlineError.sourceUnavailable(source: path, reason: "no picture in it")
         }

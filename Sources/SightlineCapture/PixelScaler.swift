@@ -93,7 +93,7 @@ extension PixelBuffer {
     /// The same picture in another layout (swscale, BT.601, same size), for readers that
     /// want one the frame does not have: face recognition reads rgb24. nil when swscale
     /// cannot convert.
-    public func converted(to target: PixelFormat) -> PixelBuffer? {
+    package func converted(to target: PixelFormat) -> PixelBuffer? {
         if format == target { return self }
         return PixelScaler().convert(planes, from: format.avPixelFormat, width: width, height: height, to: target)
     }

@@ -4,7 +4,7 @@ import Synchronization
 
 /// What to do with a source's audio (`--audio`); nil means by the source: AAC passes,
 /// other codecs are encoded to AAC, no audio is no audio.
-public enum AudioMode: String, Sendable, CaseIterable {
+package enum AudioMode: String, Sendable, CaseIterable {
     case off
     /// AAC as it arrives; a source with other audio is refused.
     case pass
@@ -214,7 +214,7 @@ final class StreamAudio {
 }
 
 /// A source's audio counters: the capture thread writes them, any thread reads them.
-public final class AudioCountersCell: Sendable {
+package final class AudioCountersCell: Sendable {
     let value = Mutex(AudioCounters())
-    public var counters: AudioCounters { value.withLock { $0 } }
+    package var counters: AudioCounters { value.withLock { $0 } }
 }

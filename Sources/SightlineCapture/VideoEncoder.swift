@@ -2,15 +2,15 @@ import CFFmpeg
 import SightlineCore
 
 /// One H.264 access unit, Annex B, as an encoder or a source's demuxer produced it.
-public struct EncodedVideoPacket: Sendable {
+package struct EncodedVideoPacket: Sendable {
     /// Annex B; key frames carry their SPS and PPS in-band.
-    public var data: [UInt8]
-    public var presentationTime: MediaTime
-    public var decodeTime: MediaTime
-    public var duration: MediaTime?
-    public var isKeyFrame: Bool
+    package var data: [UInt8]
+    package var presentationTime: MediaTime
+    package var decodeTime: MediaTime
+    package var duration: MediaTime?
+    package var isKeyFrame: Bool
 
-    public init(
+    package init(
         data: [UInt8], presentationTime: MediaTime, decodeTime: MediaTime, duration: MediaTime?, isKeyFrame: Bool
     ) {
         self.data = data
@@ -25,36 +25,36 @@ public struct EncodedVideoPacket: Sendable {
 /// default: no B-frames and no look-ahead, so each frame comes out as it goes in.
 ///
 /// Not thread-safe: one owner (the encode output's queue) calls it.
-public final class VideoEncoder {
-    public struct Options: Sendable, Equatable {
+package final class VideoEncoder {
+    package struct Options: Sendable, Equatable {
         /// x264 preset: ultrafast … veryslow.
-        public var preset = "superfast"
+        package var preset = "superfast"
         /// Constant quality (0–51, lower is better) unless `bitrate` is set.
-        public var crf = 23
+        package var crf = 23
         /// Bits per second; when set, rate control targets it instead of `crf`.
-        public var bitrate: Int?
+        package var bitrate: Int?
         /// Frames between key frames; nil: two seconds' worth.
-        public var keyFrameInterval: Int?
+        package var keyFrameInterval: Int?
         /// x264 tune; "zerolatency" turns off B-frames, look-ahead and frame threads.
-        public var tune: String? = "zerolatency"
-        public var threads = 1
+        package var tune: String? = "zerolatency"
+        package var threads = 1
 
-        public init() {}
+        package init() {}
     }
 
-    public let width: Int
-    public let height: Int
-    public let timescale: Int32
+    package let width: Int
+    package let height: Int
+    package let timescale: Int32
     private var context: UnsafeMutablePointer<AVCodecContext>?
     private var frame: UnsafeMutablePointer<AVFrame>? = av_frame_alloc()
     private var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
     private let scaler = PixelScaler()
     private var durations: [Int64: MediaTime] = [:]
     /// Makes the next frame a key frame, for a subscriber that just arrived.
-    public var forceKeyFrame = false
+    package var forceKeyFrame = false
 
     /// `frameRate` sets the rate control's notion of time and the default key-frame interval.
-    public init(width: Int, height: Int, timescale: Int32, frameRate: Double, options: Options = Options()) throws {
+    package init(width: Int, height: Int, timescale: Int32, frameRate: Double, options: Options = Options()) throws {
         guard let codec = avcodec_find_encoder_by_name("libx264") else {
             throw SightlineError.invalidArgument("this FFmpeg has no libx264 encoder")
         }
@@ -97,7 +97,7 @@ public final class VideoEncoder {
 
     /// Encodes one frame and returns what the encoder has ready (one packet with the
     /// default tuning).
-    public func encode(_ input: VideoFrame) throws -> [EncodedVideoPacket] {
+    package func encode(_ input: VideoFrame) throws -> [EncodedVideoPacket] {
         guard let context, let frame else { return [] }
         guard input.pixels.width == width, input.pixels.height == height else {
             throw SightlineError.sourceFailed(
@@ -122,7 +122,7 @@ public final class VideoEncoder {
     }
 
     /// Drains the encoder at the end of the stream.
-    public func flush() throws -> [EncodedVideoPacket] {
+    package func flush() throws -> [EncodedVideoPacket] {
         guard let context else { return [] }
         avcodec_send_frame(context, nil)
         return try receivePackets()

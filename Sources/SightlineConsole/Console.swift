@@ -7,17 +7,17 @@ import SightlineHTTP
 /// the sources, and the HTTP server (Hummingbird) that serves the pages, the live streams,
 /// the recordings and the API. `sightline console` runs it; so can any command that wants a
 /// console beside its other services.
-public struct Console: Sendable {
-    public let configuration: ConsoleConfiguration
-    public let live: LiveSources
-    public let library: RecordingLibrary?
+package struct Console: Sendable {
+    package let configuration: ConsoleConfiguration
+    package let live: LiveSources
+    package let library: RecordingLibrary?
     /// In the order a service group wants them: it stops them last to first, so the live
     /// streams end before the server drains its connections.
-    public let services: [any Service]
+    package let services: [any Service]
 
     /// Checks the configuration and opens the recordings directories; nothing listens until
     /// the services run. `onListening` gets the port once the server accepts connections.
-    public init(
+    package init(
         configuration: ConsoleConfiguration, logger: Logger,
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws {

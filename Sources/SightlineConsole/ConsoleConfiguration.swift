@@ -2,32 +2,32 @@ import SightlineBus
 import SightlineCore
 
 /// Everything `sightline console` needs to know.
-public struct ConsoleConfiguration: Sendable {
+package struct ConsoleConfiguration: Sendable {
     /// Where the HTTP server listens: loopback unless `token` or `allowRemote`.
-    public var host = "127.0.0.1"
+    package var host = "127.0.0.1"
     /// 0 picks a free port (tests); `onListening` says which.
-    public var port = 8080
+    package var port = 8080
     /// Sources or a broker's backend to subscribe to; none: recordings only.
-    public var endpoints: [Endpoint] = []
-    public var curve: CurveClient?
+    package var endpoints: [Endpoint] = []
+    package var curve: CurveClient?
     /// Directories of recordings to list and play; none: live view only.
-    public var recordingDirectories: [String] = []
+    package var recordingDirectories: [String] = []
     /// With a token, every page and API call needs it: `Authorization: Bearer TOKEN`, or the
     /// cookie the login form sets.
-    public var token: String?
+    package var token: String?
     /// Serve beyond loopback without a token.
-    public var allowRemote = false
+    package var allowRemote = false
     /// A source silent this long shows as stopped.
-    public var silenceLimit: Duration = .seconds(15)
+    package var silenceLimit: Duration = .seconds(15)
 
-    public init() {}
+    package init() {}
 
     /// Whether only this machine can reach `host`.
-    public var listensOnLoopbackOnly: Bool { ListenAddress.isLoopback(host) }
+    package var listensOnLoopbackOnly: Bool { ListenAddress.isLoopback(host) }
 
     /// Refuses to listen beyond loopback without a token or an explicit `allowRemote`, and
     /// tokens a cookie cannot carry or a guess could find.
-    public func validate() throws {
+    package func validate() throws {
         guard (0...65535).contains(port) else { throw SightlineError.invalidArgument("port \(port) is not 0-65535") }
         if let token {
             let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".unicodeScalars)

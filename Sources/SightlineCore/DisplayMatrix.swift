@@ -1,12 +1,12 @@
 /// A QuickTime display matrix (`tkhd`, and FFmpeg's display-matrix side data): nine values
 /// `a b u c d v x y w`, 16.16 fixed point but `u v w` (2.30), that turn stored frames for
 /// display; and the EXIF orientation (1 upright … 8) it amounts to.
-public enum DisplayMatrix {
-    public static let identity: [Int32] = [1 << 16, 0, 0, 0, 1 << 16, 0, 0, 0, 1 << 30]
+package enum DisplayMatrix {
+    package static let identity: [Int32] = [1 << 16, 0, 0, 0, 1 << 16, 0, 0, 0, 1 << 30]
 
     /// The EXIF orientation of a matrix, from the signs of its 2x2 part: (a, b, c, d) =
     /// (1, 0, 0, 1) is 1, (0, 1, -1, 0) a quarter turn clockwise (6).
-    public static func exifOrientation(_ matrix: [Int32]) -> Int {
+    package static func exifOrientation(_ matrix: [Int32]) -> Int {
         let signs = [matrix[0], matrix[1], matrix[3], matrix[4]].map { $0.signum() }
         switch (signs[0], signs[1], signs[2], signs[3]) {
         case (-1, 0, 0, 1): return 2
@@ -22,7 +22,7 @@ public enum DisplayMatrix {
 
     /// The matrix that shows `width`x`height` frames turned by an EXIF orientation, moved
     /// back into the positive quadrant as iOS writes it (6: `0 1 0 -1 0 0 height 0 1`).
-    public static func matrix(exifOrientation: Int, width: Int, height: Int) -> [Int32] {
+    package static func matrix(exifOrientation: Int, width: Int, height: Int) -> [Int32] {
         let (one, w, h) = (Int32(1 << 16), Int32(width) << 16, Int32(height) << 16)
         let (a, b, c, d, x, y): (Int32, Int32, Int32, Int32, Int32, Int32) =
             switch exifOrientation {
@@ -39,7 +39,7 @@ public enum DisplayMatrix {
     }
 
     /// An FFmpeg `rotate` tag (degrees clockwise) as an EXIF orientation.
-    public static func exifOrientation(rotateTag degrees: Int) -> Int {
+    package static func exifOrientation(rotateTag degrees: Int) -> Int {
         switch ((degrees % 360) + 360) % 360 {
         case 90: 6
         case 180: 3

@@ -1,6 +1,6 @@
 /// dlib's frontal face detector is five HOG filters; which one fired tells the head pose
 /// coarsely. dlib's own training notes give the rotations (frontal_face_detector.h).
-public enum FaceSubDetector: Int, Sendable, CaseIterable {
+package enum FaceSubDetector: Int, Sendable, CaseIterable {
     case front = 0
     case leftLooking = 1
     case rightLooking = 2
@@ -11,7 +11,7 @@ public enum FaceSubDetector: Int, Sendable, CaseIterable {
 
     /// Yaw in AVFoundation's convention (degrees, 0…360): 0 for filters trained on
     /// frontal faces, 315 and 45 for the left- and right-looking filters.
-    public var yawAngle: Double {
+    package var yawAngle: Double {
         switch self {
         case .front, .rotatedLeft, .rotatedRight: 0
         case .leftLooking: 315
@@ -22,7 +22,7 @@ public enum FaceSubDetector: Int, Sendable, CaseIterable {
     /// Roll in degrees, 0…360, clockwise positive as seen in the image: the filters
     /// trained on rotated faces give ±27, the others 0. Turned-head filters say nothing
     /// about roll, so they report none.
-    public var rollAngle: Double? {
+    package var rollAngle: Double? {
         switch self {
         case .front: 0
         case .rotatedLeft: 333

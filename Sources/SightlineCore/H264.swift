@@ -1,16 +1,16 @@
 /// H.264 bitstream framing: Annex B (start codes, as encoders and the bus carry it) and
 /// length-prefixed NAL units (as MP4 and QuickTime store it), and the `avcC` record.
-public enum H264 {
-    public static let sequenceParameterSet: UInt8 = 7
-    public static let pictureParameterSet: UInt8 = 8
-    public static let accessUnitDelimiter: UInt8 = 9
-    public static let idrSlice: UInt8 = 5
+package enum H264 {
+    package static let sequenceParameterSet: UInt8 = 7
+    package static let pictureParameterSet: UInt8 = 8
+    package static let accessUnitDelimiter: UInt8 = 9
+    package static let idrSlice: UInt8 = 5
 
     /// The NAL unit type of a unit's first byte.
-    public static func type(of unit: ArraySlice<UInt8>) -> UInt8 { (unit.first ?? 0) & 0x1F }
+    package static func type(of unit: ArraySlice<UInt8>) -> UInt8 { (unit.first ?? 0) & 0x1F }
 
     /// The NAL units between Annex B start codes (00 00 01 or 00 00 00 01).
-    public static func nalUnits(annexB bytes: [UInt8]) -> [ArraySlice<UInt8>] {
+    package static func nalUnits(annexB bytes: [UInt8]) -> [ArraySlice<UInt8>] {
         var units: [ArraySlice<UInt8>] = []
         var start: Int?
         var index = 0
@@ -32,7 +32,7 @@ public enum H264 {
     }
 
     /// The NAL units of length-prefixed data, or nil when the lengths do not add up.
-    public static func nalUnits(lengthPrefixed bytes: [UInt8], lengthSize: Int = 4) -> [ArraySlice<UInt8>]? {
+    package static func nalUnits(lengthPrefixed bytes: [UInt8], lengthSize: Int = 4) -> [ArraySlice<UInt8>]? {
         var units: [ArraySlice<UInt8>] = []
         var index = 0
         while index < bytes.count {
@@ -47,7 +47,7 @@ public enum H264 {
     }
 
     /// Annex B bytes for `units`, each after a 4-byte start code.
-    public static func annexB<S: Sequence>(_ units: S) -> [UInt8] where S.Element == ArraySlice<UInt8> {
+    package static func annexB<S: Sequence>(_ units: S) -> [UInt8] where S.Element == ArraySlice<UInt8> {
         var bytes: [UInt8] = []
         for unit in units {
             bytes += [0, 0, 0, 1]
@@ -57,7 +57,7 @@ public enum H264 {
     }
 
     /// 4-byte length-prefixed bytes for `units`.
-    public static func lengthPrefixed<S: Sequence>(_ units: S) -> [UInt8] where S.Element == ArraySlice<UInt8> {
+    package static func lengthPrefixed<S: Sequence>(_ units: S) -> [UInt8] where S.Element == ArraySlice<UInt8> {
         var bytes: [UInt8] = []
         for unit in units {
             let count = UInt32(unit.count)
@@ -68,7 +68,7 @@ public enum H264 {
     }
 
     /// The SPS and PPS units of an `avcC` record, and its NAL length size.
-    public static func parameterSets(avcC record: [UInt8]) -> (units: [ArraySlice<UInt8>], lengthSize: Int)? {
+    package static func parameterSets(avcC record: [UInt8]) -> (units: [ArraySlice<UInt8>], lengthSize: Int)? {
         guard record.count >= 7, record[0] == 1 else { return nil }
         var units: [ArraySlice<UInt8>] = []
         var index = 5

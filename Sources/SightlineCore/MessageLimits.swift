@@ -4,26 +4,26 @@
 /// integer a count, size, ID or sequence number can be added, multiplied or converted,
 /// every float is finite, every time within `MediaTime.limitSeconds`, every list and text
 /// bounded. docs/protocol.md lists the limits.
-public enum MessageLimits {
+package enum MessageLimits {
     /// Widths and heights of frames and video, in pixels.
-    public static let dimension = 1...65_536
+    package static let dimension = 1...65_536
     /// Faces or codes in one message.
-    public static let objectsPerMessage = 1024
+    package static let objectsPerMessage = 1024
     /// Corners of a code, landmarks of a face.
-    public static let pointsPerObject = 256
+    package static let pointsPerObject = 256
     /// Floats of a face descriptor.
-    public static let descriptorLength = 1024
+    package static let descriptorLength = 1024
     /// Normalised coordinates may lie outside 0…1 (a box crossing the frame's edge), not
     /// beyond this.
-    public static let coordinate = -1000.0...1000.0
+    package static let coordinate = -1000.0...1000.0
     /// Texts: a code's value, a name, a reason, a URL.
-    public static let textBytes = 1 << 16
+    package static let textBytes = 1 << 16
     /// Counters, IDs and sequence numbers: far beyond any run, small enough to add up.
-    public static let count = 0...(1 << 52)
+    package static let count = 0...(1 << 52)
 
     /// The first field of `message` outside its range, as a path (`faces[0].bounds.x`), or
     /// nil when every field is within limits.
-    public static func violation(in message: Message) -> String? {
+    package static func violation(in message: Message) -> String? {
         var check = Check()
         check.count(Int(clamping: message.seq), "seq")
         if message.wallTimeNs > UInt64(Int64.max) { check.fail("wallTimeNs") }

@@ -8,7 +8,7 @@ extension Thread {
     /// `start()` has recorded which thread it created: a thread that runs first, as under
     /// load, would keep its creator's name, so it waits for that. Linux refuses a name over
     /// 15 bytes, so it is cut to the whole characters that fit.
-    public static func start(
+    package static func start(
         named name: String, qualityOfService: QualityOfService = .default,
         _ body: @escaping @Sendable () -> Void
     ) {

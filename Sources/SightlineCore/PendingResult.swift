@@ -1,20 +1,20 @@
 import Dispatch
 
 /// A value one thread hands another, once: `complete(_:)` on one, `wait()` on the other.
-public final class PendingResult<Value>: @unchecked Sendable {
+package final class PendingResult<Value>: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     /// Written before `done` is signalled, read after it is waited for.
     private var value: Value?
 
-    public init() {}
+    package init() {}
 
-    public func complete(_ value: Value) {
+    package func complete(_ value: Value) {
         self.value = value
         done.signal()
     }
 
     /// Blocks until `complete(_:)` has been called. Call once.
-    public func wait() -> Value {
+    package func wait() -> Value {
         done.wait()
         return value!
     }

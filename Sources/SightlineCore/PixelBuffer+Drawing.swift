@@ -1,15 +1,15 @@
 /// A colour as limited-range BT.601 YCbCr, the values a decoded H.264 picture holds.
-public struct YCbCrColour: Sendable, Equatable {
-    public var y: UInt8
-    public var cb: UInt8
-    public var cr: UInt8
+package struct YCbCrColour: Sendable, Equatable {
+    package var y: UInt8
+    package var cb: UInt8
+    package var cr: UInt8
 
-    public init(y: UInt8, cb: UInt8, cr: UInt8) {
+    package init(y: UInt8, cb: UInt8, cr: UInt8) {
         (self.y, self.cb, self.cr) = (y, cb, cr)
     }
 
     /// From 8-bit RGB.
-    public init(red: Double, green: Double, blue: Double) {
+    package init(red: Double, green: Double, blue: Double) {
         func clamp(_ value: Double) -> UInt8 { UInt8(max(16, min(240, value.rounded()))) }
         y = clamp(16 + 0.257 * red + 0.504 * green + 0.098 * blue)
         cb = clamp(128 - 0.148 * red - 0.291 * green + 0.439 * blue)
@@ -17,17 +17,17 @@ public struct YCbCrColour: Sendable, Equatable {
     }
 
     /// The console's face green (#00e050) and code amber (#ffb000).
-    public static let face = YCbCrColour(red: 0, green: 224, blue: 80)
-    public static let code = YCbCrColour(red: 255, green: 176, blue: 0)
-    public static let black = YCbCrColour(y: 16, cb: 128, cr: 128)
-    public static let white = YCbCrColour(y: 235, cb: 128, cr: 128)
+    package static let face = YCbCrColour(red: 0, green: 224, blue: 80)
+    package static let code = YCbCrColour(red: 255, green: 176, blue: 0)
+    package static let black = YCbCrColour(y: 16, cb: 128, cr: 128)
+    package static let white = YCbCrColour(y: 235, cb: 128, cr: 128)
 }
 
 /// Drawing into yuv420p pictures this code owns (decoded for a snapshot or a burn-in):
 /// plain loops over the planes, no allocation.
 extension PixelBuffer {
     /// Fills the pixel rectangle `x0...x1`, `y0...y1` (clipped to the picture).
-    public func fill(x0: Int, y0: Int, x1: Int, y1: Int, colour: YCbCrColour) {
+    package func fill(x0: Int, y0: Int, x1: Int, y1: Int, colour: YCbCrColour) {
         precondition(format == .yuv420p, "drawing needs yuv420p")
         let (x0, x1) = (max(0, x0), min(width - 1, x1))
         let (y0, y1) = (max(0, y0), min(height - 1, y1))
@@ -44,7 +44,7 @@ extension PixelBuffer {
     }
 
     /// The outline of `rect` (normalised to this picture), `thickness` pixels inside it.
-    public func strokeRect(_ rect: NormalizedRect, colour: YCbCrColour, thickness: Int) {
+    package func strokeRect(_ rect: NormalizedRect, colour: YCbCrColour, thickness: Int) {
         let left = Int((rect.x * Double(width)).rounded())
         let top = Int((rect.y * Double(height)).rounded())
         let right = Int(((rect.x + rect.width) * Double(width)).rounded()) - 1
@@ -57,7 +57,7 @@ extension PixelBuffer {
 
     /// Blends `colour` over the picture through an 8-bit coverage mask (a glyph) whose top-left
     /// corner lands at `x`, `y`; chroma takes the colour where a 2x2 block is mostly covered.
-    public func blend(
+    package func blend(
         mask: UnsafeBufferPointer<UInt8>, maskWidth: Int, maskHeight: Int, maskPitch: Int, x: Int, y: Int,
         colour: YCbCrColour
     ) {
@@ -86,7 +86,7 @@ extension PixelBuffer {
 
     /// A new yuv420p picture showing this one turned by an EXIF orientation (1 upright … 8):
     /// 6 turns it a quarter clockwise, as a phone held upright shows it.
-    public func oriented(_ orientation: Int) -> PixelBuffer {
+    package func oriented(_ orientation: Int) -> PixelBuffer {
         precondition(format == .yuv420p, "turning needs yuv420p")
         guard (2...8).contains(orientation) else { return self }
         let swaps = orientation >= 5
@@ -125,7 +125,7 @@ extension PixelBuffer {
 extension NormalizedRect {
     /// This rectangle (normalised to a stored picture) where it lands once the picture is
     /// turned by an EXIF orientation.
-    public func oriented(_ orientation: Int) -> NormalizedRect {
+    package func oriented(_ orientation: Int) -> NormalizedRect {
         let (x0, y0, x1, y1) = (x, y, x + width, y + height)
         func place(_ px: Double, _ py: Double) -> (Double, Double) {
             switch orientation {

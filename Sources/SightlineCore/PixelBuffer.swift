@@ -1,5 +1,5 @@
 /// Pixel layouts Sightline's sources deliver.
-public enum PixelFormat: String, Sendable, Codable, CaseIterable {
+package enum PixelFormat: String, Sendable, Codable, CaseIterable {
     /// 8-bit luma only.
     case gray8
     /// Planar Y, U, V with chroma halved in both directions (I420, FFmpeg yuv420p).
@@ -11,7 +11,7 @@ public enum PixelFormat: String, Sendable, Codable, CaseIterable {
     case rgb24
     case bgr24
 
-    public var planeCount: Int {
+    package var planeCount: Int {
         switch self {
         case .gray8, .yuyv, .rgb24, .bgr24: 1
         case .nv12: 2
@@ -20,10 +20,10 @@ public enum PixelFormat: String, Sendable, Codable, CaseIterable {
     }
 
     /// Whether plane 0 holds 8-bit luma that a detector can read in place.
-    public var hasLumaPlane: Bool { self == .gray8 || self == .yuv420p || self == .nv12 }
+    package var hasLumaPlane: Bool { self == .gray8 || self == .yuv420p || self == .nv12 }
 
     /// Bytes per row and rows of each tightly packed plane.
-    public func planeGeometry(width: Int, height: Int) -> [(bytesPerRow: Int, rows: Int)] {
+    package func planeGeometry(width: Int, height: Int) -> [(bytesPerRow: Int, rows: Int)] {
         let chromaRows = (height + 1) / 2
         switch self {
         case .gray8: return [(width, height)]
@@ -36,12 +36,12 @@ public enum PixelFormat: String, Sendable, Codable, CaseIterable {
 }
 
 /// One plane of a pixel buffer: where its first byte is and how far apart rows are.
-public struct Plane: @unchecked Sendable {
-    public let baseAddress: UnsafeRawPointer
-    public let bytesPerRow: Int
-    public let rows: Int
+package struct Plane: @unchecked Sendable {
+    package let baseAddress: UnsafeRawPointer
+    package let bytesPerRow: Int
+    package let rows: Int
 
-    public init(baseAddress: UnsafeRawPointer, bytesPerRow: Int, rows: Int) {
+    package init(baseAddress: UnsafeRawPointer, bytesPerRow: Int, rows: Int) {
         self.baseAddress = baseAddress
         self.bytesPerRow = bytesPerRow
         self.rows = rows
@@ -50,15 +50,15 @@ public struct Plane: @unchecked Sendable {
 
 /// An immutable image whose memory is kept alive by `owner` (a decoder's frame, a mapped
 /// device buffer or Swift-allocated bytes). Immutable, so it may cross threads freely.
-public final class PixelBuffer: @unchecked Sendable {
-    public let format: PixelFormat
-    public let width: Int
-    public let height: Int
-    public let planes: [Plane]
+package final class PixelBuffer: @unchecked Sendable {
+    package let format: PixelFormat
+    package let width: Int
+    package let height: Int
+    package let planes: [Plane]
     private let owner: AnyObject?
 
     /// Wraps memory someone else owns; `owner` is retained for as long as the buffer lives.
-    public init(format: PixelFormat, width: Int, height: Int, planes: [Plane], owner: AnyObject?) {
+    package init(format: PixelFormat, width: Int, height: Int, planes: [Plane], owner: AnyObject?) {
         precondition(planes.count == format.planeCount, "\(format) needs \(format.planeCount) planes")
         self.format = format
         self.width = width
@@ -70,7 +70,7 @@ public final class PixelBuffer: @unchecked Sendable {
     /// Allocates tightly packed planes that this buffer owns and lets `fill` write them, so
     /// a converter can write its output in place: one pointer per plane, each plane
     /// `planeGeometry` bytes per row.
-    public convenience init(
+    package convenience init(
         format: PixelFormat, width: Int, height: Int, fill: ([UnsafeMutableRawPointer]) throws -> Void
     ) rethrows {
         let geometry = format.planeGeometry(width: width, height: height)
@@ -89,7 +89,7 @@ public final class PixelBuffer: @unchecked Sendable {
     }
 
     /// Copies tightly packed planes into memory this buffer owns.
-    public convenience init(format: PixelFormat, width: Int, height: Int, packedPlanes: [[UInt8]]) {
+    package convenience init(format: PixelFormat, width: Int, height: Int, packedPlanes: [[UInt8]]) {
         let geometry = format.planeGeometry(width: width, height: height)
         precondition(packedPlanes.count == geometry.count, "\(format) needs \(geometry.count) planes")
         self.init(format: format, width: width, height: height) { bases in
@@ -103,10 +103,10 @@ public final class PixelBuffer: @unchecked Sendable {
     }
 
     /// The luma plane, for formats that have one.
-    public var lumaPlane: Plane? { format.hasLumaPlane ? planes[0] : nil }
+    package var lumaPlane: Plane? { format.hasLumaPlane ? planes[0] : nil }
 
     /// The luma plane, for a reader that needs one (detectors, the frames output).
-    public func requireLumaPlane() throws -> Plane {
+    package func requireLumaPlane() throws -> Plane {
         guard let luma = lumaPlane else {
             throw SightlineError.detector("frames in \(format.rawValue) have no luma plane to read")
         }
@@ -114,7 +114,7 @@ public final class PixelBuffer: @unchecked Sendable {
     }
 
     /// The bytes of plane `index`, row by row without padding.
-    public func packedBytes(plane index: Int) -> [UInt8] {
+    package func packedBytes(plane index: Int) -> [UInt8] {
         let plane = planes[index]
         let rowBytes = format.planeGeometry(width: width, height: height)[index].bytesPerRow
         var result = [UInt8]()

@@ -1,6 +1,6 @@
 /// Compares two secrets (tokens) without stopping at the first difference, so the time a
 /// comparison takes tells an attacker nothing about how much of a guess was right.
-public func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+package func constantTimeEqual(_ a: String, _ b: String) -> Bool {
     let (x, y) = (Array(a.utf8), Array(b.utf8))
     var difference = UInt8(x.count == y.count ? 0 : 1)
     for index in 0..<max(x.count, y.count) {

@@ -2,7 +2,7 @@ extension RandomAccessCollection where Index == Int {
     /// The last element whose start is at or before `time` (a microsecond of slack for
     /// times that went through floating point), found by binary search in elements sorted
     /// by start: the timed metadata group in force at a time, once its end is checked.
-    public func last(startingAtOrBefore time: Double, start: (Element) -> Double) -> Element? {
+    package func last(startingAtOrBefore time: Double, start: (Element) -> Double) -> Element? {
         var low = startIndex
         var high = endIndex
         while low < high {

@@ -4,14 +4,14 @@ import SightlineCore
 import Synchronization
 
 /// A barcode or 2D code as the reader reports it, in pixels of the image it was given.
-public struct BarcodeDetection: Sendable {
-    public var type: MachineReadableCodeType
-    public var text: String
+package struct BarcodeDetection: Sendable {
+    package var type: MachineReadableCodeType
+    package var text: String
     /// Top-left, top-right, bottom-right, bottom-left, in the symbol's own orientation.
-    public var corners: [(x: Int, y: Int)]
+    package var corners: [(x: Int, y: Int)]
 
     /// The code as a metadata object (ID 0 until a tracker gives it one).
-    public func object(imageWidth: Int, imageHeight: Int, time: MediaTime, duration: MediaTime?)
+    package func object(imageWidth: Int, imageHeight: Int, time: MediaTime, duration: MediaTime?)
         -> MachineReadableCodeObject
     {
         MachineReadableCodeObject(
@@ -26,14 +26,14 @@ public struct BarcodeDetection: Sendable {
 ///
 /// Not thread-safe: each instance belongs to one thread or serial queue (in the pipeline,
 /// the barcode output's queue).
-public final class BarcodeDetector {
-    public struct Configuration: Sendable, Equatable {
+package final class BarcodeDetector {
+    package struct Configuration: Sendable, Equatable {
         /// Which symbologies to look for; fewer is faster and avoids false reads.
-        public var types: Set<MachineReadableCodeType> = Set(MachineReadableCodeType.allCases)
+        package var types: Set<MachineReadableCodeType> = Set(MachineReadableCodeType.allCases)
         /// Scan more rows and rotations: finds more in poor images, about 2-3x slower.
-        public var tryHarder = false
+        package var tryHarder = false
 
-        public init(
+        package init(
             types: Set<MachineReadableCodeType> = Set(MachineReadableCodeType.allCases), tryHarder: Bool = false
         ) {
             self.types = types
@@ -41,12 +41,12 @@ public final class BarcodeDetector {
         }
     }
 
-    public let configuration: Configuration
+    package let configuration: Configuration
     /// Linear and 2D symbologies are read by two readers at once, one per core: zxing-cpp's
     /// 2D readers take most of the time, and the linear ones are done well before them.
     private let passes: [Pass]
 
-    public convenience init(configuration: Configuration = Configuration()) throws {
+    package convenience init(configuration: Configuration = Configuration()) throws {
         try self.init(configuration: configuration, zxingBinarizer: false)
     }
 
@@ -69,14 +69,14 @@ public final class BarcodeDetector {
     static let matrixTypes: Set<MachineReadableCodeType> = [.aztec, .dataMatrix, .maxiCode, .microQR, .pdf417, .qr]
 
     /// Reads the codes in a frame that has a luma plane (gray8, yuv420p, nv12).
-    public func detect(in pixels: PixelBuffer) throws -> [BarcodeDetection] {
+    package func detect(in pixels: PixelBuffer) throws -> [BarcodeDetection] {
         let luma = try pixels.requireLumaPlane()
         return try detect(
             luma: luma.baseAddress, width: pixels.width, height: pixels.height, bytesPerRow: luma.bytesPerRow)
     }
 
     /// Reads the codes in 8-bit single-channel pixels, in place.
-    public func detect(luma: UnsafeRawPointer, width: Int, height: Int, bytesPerRow: Int) throws -> [BarcodeDetection] {
+    package func detect(luma: UnsafeRawPointer, width: Int, height: Int, bytesPerRow: Int) throws -> [BarcodeDetection] {
         let image = Pass.Image(luma: luma, width: width, height: height, bytesPerRow: bytesPerRow)
         let found: [[Pass.Read]]
         if passes.count == 1 {

@@ -6,7 +6,7 @@ import SightlineCore
 /// Each instance is called on one serial queue only (the detector's frame output, or a queue
 /// of its own when several detect successive frames at once); implementations need not be
 /// thread-safe.
-public protocol MetadataObjectDetector: SendableMetatype {
+package protocol MetadataObjectDetector: SendableMetatype {
     associatedtype Object: MetadataObject
     func objects(in frame: VideoFrame) throws -> [Object]
 
@@ -34,26 +34,26 @@ public protocol MetadataObjectDetector: SendableMetatype {
 }
 
 extension MetadataObjectDetector {
-    public var framesAhead: Int { 0 }
-    public func prepare(for input: InputDescription) throws {}
-    public func frameArrived(_ frame: VideoFrame) {}
-    public func objectsInTwoSteps(in frame: VideoFrame) throws -> () throws -> [Object] {
+    package var framesAhead: Int { 0 }
+    package func prepare(for input: InputDescription) throws {}
+    package func frameArrived(_ frame: VideoFrame) {}
+    package func objectsInTwoSteps(in frame: VideoFrame) throws -> () throws -> [Object] {
         let objects = try objects(in: frame)
         return { objects }
     }
 }
 
 extension FaceDetector: MetadataObjectDetector {
-    public var framesAhead: Int { fullScansAhead?.framesAhead ?? 0 }
+    package var framesAhead: Int { fullScansAhead?.framesAhead ?? 0 }
 
-    public func frameArrived(_ frame: VideoFrame) { fullScansAhead?.frameArrived(frame) }
+    package func frameArrived(_ frame: VideoFrame) { fullScansAhead?.frameArrived(frame) }
 
     /// Scans a blank frame of the input's size and finds landmarks in it: the first frame
     /// otherwise sizes the pyramid, the features and the filters' buffers, and was the slowest
     /// of a real-time run (41 ms at 1280x720 against a median of 20). Twice, because which
     /// thread takes the largest level, and sizes its buffers for it, changes from scan to
     /// scan. Leaves the tracking state as it was.
-    public func prepare(for input: InputDescription) throws {
+    package func prepare(for input: InputDescription) throws {
         guard input.width > 0, input.height > 0 else { return }
         let blank = PixelBuffer(
             format: .gray8, width: input.width, height: input.height,
@@ -68,13 +68,13 @@ extension FaceDetector: MetadataObjectDetector {
 
     /// The faces, then their landmarks on the scan's threads, which are idle by then: a frame
     /// with two faces has both faces' landmarks found at once.
-    public func objects(in frame: VideoFrame) throws -> [FaceObject] {
+    package func objects(in frame: VideoFrame) throws -> [FaceObject] {
         try Self.faceObjects(faces(in: frame), in: frame, landmarker: landmarker, sharingThreadsOf: self)
     }
 
     /// The faces now (tracking carries them on to the next frame), their landmarks later, on
     /// the calling thread alone: the scan's threads are scanning the next frame by then.
-    public func objectsInTwoSteps(in frame: VideoFrame) throws -> () throws -> [FaceObject] {
+    package func objectsInTwoSteps(in frame: VideoFrame) throws -> () throws -> [FaceObject] {
         let faces = try faces(in: frame)
         return { [landmarker] in
             try Self.faceObjects(faces, in: frame, landmarker: landmarker, sharingThreadsOf: nil)
@@ -101,7 +101,7 @@ extension FaceDetector: MetadataObjectDetector {
 }
 
 extension BarcodeDetector: MetadataObjectDetector {
-    public func objects(in frame: VideoFrame) throws -> [MachineReadableCodeObject] {
+    package func objects(in frame: VideoFrame) throws -> [MachineReadableCodeObject] {
         try detect(in: frame.pixels).map {
             $0.object(
                 imageWidth: frame.pixels.width, imageHeight: frame.pixels.height, time: frame.time,

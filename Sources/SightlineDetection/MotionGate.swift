@@ -7,24 +7,24 @@ import SightlineCore
 /// slow changes add up until they count.
 ///
 /// Not thread-safe: used on the detector's queue.
-public final class MotionGate {
+package final class MotionGate {
     /// Grey levels a block's mean must change by to count as changed.
-    public var blockThreshold: Int
+    package var blockThreshold: Int
     /// The fraction of blocks that must change for the frame to have moved.
-    public var movedFraction: Double
+    package var movedFraction: Double
     private var reference: [UInt8] = []
     private var current: [UInt8] = []
     private var size = (width: 0, height: 0)
     private static let block = 8
 
-    public init(blockThreshold: Int = 10, movedFraction: Double = 0.002) {
+    package init(blockThreshold: Int = 10, movedFraction: Double = 0.002) {
         self.blockThreshold = blockThreshold
         self.movedFraction = movedFraction
     }
 
     /// True when the frame moved (or is the first, or a new size): the caller analyses it, and
     /// it becomes the reference. False when it is still.
-    public func moved(_ pixels: PixelBuffer) throws -> Bool {
+    package func moved(_ pixels: PixelBuffer) throws -> Bool {
         let luma = try pixels.requireLumaPlane()
         let (columns, rows) = (pixels.width / Self.block, pixels.height / Self.block)
         current.removeAll(keepingCapacity: true)

@@ -9,17 +9,17 @@ import SightlineCore
 /// unmatched is kept for `maximumMissedFrames` analysed frames (detectors miss now and
 /// then), then it leaves. Not thread-safe: one tracker per source and kind, used on its
 /// output's queue.
-public final class ObjectTracker<Object: MetadataObject> {
-    public struct Update: Sendable {
+package final class ObjectTracker<Object: MetadataObject> {
+    package struct Update: Sendable {
         /// The objects in this frame, with their IDs.
-        public var objects: [Object]
-        public var entered: [Object]
+        package var objects: [Object]
+        package var entered: [Object]
         /// Objects that left, as last seen.
-        public var left: [Object]
+        package var left: [Object]
     }
 
-    public var minimumOverlap: Double
-    public var maximumMissedFrames: Int
+    package var minimumOverlap: Double
+    package var maximumMissedFrames: Int
     private var tracks: [Track] = []
     private var nextID = 1
 
@@ -28,13 +28,13 @@ public final class ObjectTracker<Object: MetadataObject> {
         var missed = 0
     }
 
-    public init(minimumOverlap: Double = Object.minimumOverlap, maximumMissedFrames: Int = 5) {
+    package init(minimumOverlap: Double = Object.minimumOverlap, maximumMissedFrames: Int = 5) {
         self.minimumOverlap = minimumOverlap
         self.maximumMissedFrames = maximumMissedFrames
     }
 
     /// Matches one analysed frame's objects (their IDs are ignored) against the tracked ones.
-    public func update(_ detected: [Object], time: MediaTime) -> Update {
+    package func update(_ detected: [Object], time: MediaTime) -> Update {
         // Every (track, object) pair that may match, best overlap first.
         var pairs: [(overlap: Double, track: Int, object: Int)] = []
         for (t, track) in tracks.enumerated() {
@@ -80,18 +80,18 @@ public final class ObjectTracker<Object: MetadataObject> {
     }
 
     /// Ends tracking (the source ended or stopped): every object still tracked leaves.
-    public func finish() -> [Object] {
+    package func finish() -> [Object] {
         defer { tracks.removeAll() }
         return tracks.map(\.object)
     }
 }
 
 /// Faces, tracked; see `ObjectTracker`.
-public typealias FaceTracker = ObjectTracker<FaceObject>
+package typealias FaceTracker = ObjectTracker<FaceObject>
 
 extension ObjectTracker where Object == FaceObject {
     /// Tracks one frame's face detections, in pixels of an image of the given size.
-    public func update(
+    package func update(
         detections: [FaceDetection], imageWidth: Int, imageHeight: Int, time: MediaTime, duration: MediaTime?
     ) -> Update {
         update(
@@ -107,7 +107,7 @@ extension ObjectTracker where Object == FaceObject {
 ///
 /// Called on the detector output's serial queue only; implementations need not be
 /// thread-safe.
-public protocol TrackedObjectAnnotator<Object>: AnyObject {
+package protocol TrackedObjectAnnotator<Object>: AnyObject {
     associatedtype Object: MetadataObject
     /// Annotates one analysed frame's objects (IDs set) and returns those whose annotation
     /// changed in this frame, as annotated.

@@ -13,18 +13,18 @@ import SightlineMovie
 /// boxes change every frame, which a filter graph can only follow with a filter per box and
 /// commands per frame, while drawing a rectangle into the planes is a few row fills
 /// (`sightline bench export` measures it against `ffmpeg -vf drawbox`; docs/export.md).
-public enum BurnIn {
-    public struct Options: Sendable {
-        public var crf = 20
-        public var preset = "veryfast"
+package enum BurnIn {
+    package struct Options: Sendable {
+        package var crf = 20
+        package var preset = "veryfast"
 
-        public init(crf: Int = 20, preset: String = "veryfast") {
+        package init(crf: Int = 20, preset: String = "veryfast") {
             self.crf = crf
             self.preset = preset
         }
     }
 
-    public static func export(
+    package static func export(
         _ source: ClipSource, range: Range<Double>, to output: String, overwrite: Bool, options: Options,
         progress: ExportProgress? = nil
     ) throws -> ExportSummary {
@@ -125,7 +125,7 @@ public enum BurnIn {
 extension BurnIn {
     /// What drawing costs, for `bench export`: two face boxes with their IDs drawn into a
     /// `width` x `height` picture `frames` times, in milliseconds a frame.
-    public static func drawingMilliseconds(width: Int, height: Int, frames: Int) throws -> Double {
+    package static func drawingMilliseconds(width: Int, height: Int, frames: Int) throws -> Double {
         let picture = PixelBuffer(format: .yuv420p, width: width, height: height) { bases in
             for (index, base) in bases.enumerated() {
                 let geometry = PixelFormat.yuv420p.planeGeometry(width: width, height: height)[index]

@@ -3,7 +3,7 @@ import SightlineCore
 import SightlineMovie
 
 /// What `sightline export` does with a clip.
-public enum ExportMode: String, Sendable, Codable {
+package enum ExportMode: String, Sendable, Codable {
     /// The H.264 samples copied as they are, with every metadata track cut to the range.
     case trim
     /// Decoded, boxes and captions drawn in, turned upright, encoded again.
@@ -11,24 +11,24 @@ public enum ExportMode: String, Sendable, Codable {
 }
 
 /// What an export wrote: the `--json` line.
-public struct ExportSummary: Sendable, Codable, Equatable {
-    public var output: String
-    public var mode: ExportMode
+package struct ExportSummary: Sendable, Codable, Equatable {
+    package var output: String
+    package var mode: ExportMode
     /// The range shown, movie seconds of the source.
-    public var from: Double
-    public var to: Double
+    package var from: Double
+    package var to: Double
     /// Video samples written (a trim starts at the key frame before `from`).
-    public var frames: Int
+    package var frames: Int
     /// Metadata groups written, by the source's track ID.
-    public var metadataGroups: [String: Int]
-    public var bytes: UInt64
-    public var seconds: Double
+    package var metadataGroups: [String: Int]
+    package var bytes: UInt64
+    package var seconds: Double
     /// The source was still being written or cut off: what was complete was exported.
-    public var sourceIncomplete: Bool
+    package var sourceIncomplete: Bool
 }
 
 /// Progress of a long export: fraction done and frames a second, for the terminal.
-public typealias ExportProgress = @Sendable (_ fraction: Double, _ framesPerSecond: Double) -> Void
+package typealias ExportProgress = @Sendable (_ fraction: Double, _ framesPerSecond: Double) -> Void
 
 /// Writes an export to a temporary file beside `output` and moves it into place only when
 /// it is complete, so a failed export (a full disk, an error) leaves nothing behind and a
@@ -75,8 +75,8 @@ struct OutputFile {
 /// at the start, and every metadata track cut to the range and re-timed from 0 (a group that
 /// straddles a cut is clipped to it). Audio is copied as it is. Written by `MovieWriter`, so
 /// the clip is a recording like any other.
-public enum ClipTrimmer {
-    public static func trim(
+package enum ClipTrimmer {
+    package static func trim(
         _ source: ClipSource, range: Range<Double>, to output: String, overwrite: Bool,
         progress: ExportProgress? = nil
     ) throws -> ExportSummary {

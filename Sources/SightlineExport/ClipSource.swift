@@ -5,7 +5,7 @@ import SightlineMovie
 
 /// Why a clip cannot be exported. Each is one line for the user; the source is never
 /// touched.
-public enum ExportError: Error, Equatable, CustomStringConvertible {
+package enum ExportError: Error, Equatable, CustomStringConvertible {
     case notAMovie(path: String, reason: String)
     case noVideo(path: String)
     case rangeOutside(from: Double, to: Double, duration: Double)
@@ -16,7 +16,7 @@ public enum ExportError: Error, Equatable, CustomStringConvertible {
     /// An option that does not make sense, said in one line.
     case badOption(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .notAMovie(let path, let reason): reason.contains(path) ? reason : "\(path): \(reason)"
         case .noVideo(let path): "\(path) has no H.264 video track to export"
@@ -36,19 +36,19 @@ public enum ExportError: Error, Equatable, CustomStringConvertible {
 
 /// A movie opened for export: its H.264 video in presentation terms, its metadata tracks,
 /// and where each face is. Times are movie times in seconds.
-public struct ClipSource {
-    public let path: String
-    public let movie: MovieReader
-    public let video: MovieTrack
-    public let format: VideoTrackFormat
+package struct ClipSource {
+    package let path: String
+    package let movie: MovieReader
+    package let video: MovieTrack
+    package let format: VideoTrackFormat
     /// Each video sample's presentation and decode time in movie ticks (the track's
     /// timescale, edit list applied), in decode order.
     let presentationTimes: [Int64]
     let decodeTimes: [Int64]
     /// The movie's length: the end of its last shown frame.
-    public let duration: Double
+    package let duration: Double
 
-    public init(path: String) throws {
+    package init(path: String) throws {
         let movie: MovieReader
         do {
             movie = try MovieReader(path: path)
@@ -71,13 +71,13 @@ public struct ClipSource {
     }
 
     /// Still being written, or cut off by a crash: only its complete fragments are read.
-    public var isIncomplete: Bool { movie.isFragmented }
+    package var isIncomplete: Bool { movie.isFragmented }
 
     /// The metadata tracks, with their groups in movie time.
-    public var metadataTracks: [MovieTrack] { movie.tracks.filter { $0.metadataFormat != nil } }
+    package var metadataTracks: [MovieTrack] { movie.tracks.filter { $0.metadataFormat != nil } }
 
     /// Audio tracks, copied into a clip as they are.
-    public var soundTracks: [MovieTrack] { movie.tracks.filter { $0.mediaType == "soun" && !$0.samples.isEmpty } }
+    package var soundTracks: [MovieTrack] { movie.tracks.filter { $0.mediaType == "soun" && !$0.samples.isEmpty } }
 
     /// How a sound track is written again: its handler, timescale and sample entry.
     static func passthroughFormat(_ track: MovieTrack) -> MovieWriter.PassthroughTrackFormat {
@@ -105,7 +105,7 @@ public struct ClipSource {
 
     /// The picture shown at `seconds` (the last frame presented at or before it, or the
     /// first frame), as stored, decoded from the key frame before it; and when it is shown.
-    public func picture(at seconds: Double) throws -> (time: Double, image: PixelBuffer) {
+    package func picture(at seconds: Double) throws -> (time: Double, image: PixelBuffer) {
         let times = presentationTimes
         let wanted = MediaTime(seconds: max(0, seconds), timescale: Int32(clamping: video.timescale)).value
         let target =
@@ -123,7 +123,7 @@ public struct ClipSource {
     }
 
     /// From the first to the last moment face `id` is in the faces track.
-    public func presence(ofFace id: Int) throws -> Range<Double> {
+    package func presence(ofFace id: Int) throws -> Range<Double> {
         var known = Set<Int>()
         var span: Range<Double>?
         for track in metadataTracks {
@@ -144,7 +144,7 @@ public struct ClipSource {
     }
 
     /// Checks a requested range against the movie: `to` defaults to the end.
-    public func checkedRange(from: Double?, to: Double?) throws -> Range<Double> {
+    package func checkedRange(from: Double?, to: Double?) throws -> Range<Double> {
         let start = from ?? 0
         let end = to ?? duration
         guard start >= 0, start < duration, end > 0 else {

@@ -3,7 +3,7 @@ import SightlineCore
 extension MovieWriter.PassthroughTrackFormat {
     /// An AAC sound track (`soun`, `mp4a` with its `esds`), timed in samples: what iPhone
     /// movies and FFmpeg write, and what every player reads.
-    public static func aac(_ format: AudioFormat) throws -> Self {
+    package static func aac(_ format: AudioFormat) throws -> Self {
         guard format.codec == "aac", let config = format.configBytes, !config.isEmpty, config.count < 128 else {
             throw MovieError.invalidInput("audio of codec \(format.codec) with config '\(format.config)' is not AAC")
         }

@@ -2,14 +2,14 @@ import SightlineCore
 
 /// One entry of a `mebx` key table: a local id, the `<keyspace>/<key>` identifier, its data
 /// type, and whatever other child boxes the key carries (iOS's `sdpd`, `ctps`), verbatim.
-public struct MetadataKey: Sendable, Hashable {
-    public var localID: UInt32
-    public var identifier: String
-    public var dataType: MetadataDataType
+package struct MetadataKey: Sendable, Hashable {
+    package var localID: UInt32
+    package var identifier: String
+    package var dataType: MetadataDataType
     /// Child boxes after `keyd` and `dtyp`, byte for byte.
-    public var extraBoxes: [UInt8]
+    package var extraBoxes: [UInt8]
 
-    public init(localID: UInt32, identifier: String, dataType: MetadataDataType, extraBoxes: [UInt8] = []) {
+    package init(localID: UInt32, identifier: String, dataType: MetadataDataType, extraBoxes: [UInt8] = []) {
         self.localID = localID
         self.identifier = identifier
         self.dataType = dataType
@@ -18,7 +18,7 @@ public struct MetadataKey: Sendable, Hashable {
 
     /// The types this key's value also conforms to (the well-known codes in `ctps`), which
     /// say how to read a value of a named type, for example location as UTF-8.
-    public var conformingTypes: [UInt32] {
+    package var conformingTypes: [UInt32] {
         guard let boxes = try? Box.children(of: extraBoxes, in: extraBoxes.indices),
             let ctps = boxes.first("ctps"),
             let dtyps = try? Box.children(of: extraBoxes, in: ctps.payload)
@@ -33,14 +33,14 @@ public struct MetadataKey: Sendable, Hashable {
 
 /// The sample description of a timed metadata track: its key table, and whether it describes
 /// the video track (`tref/cdsc`) or the movie as a whole.
-public struct MetadataTrackFormat: Sendable, Hashable {
+package struct MetadataTrackFormat: Sendable, Hashable {
     /// In table order (not necessarily sorted by local id: iOS writes 3, 1, 4, 2, 5).
-    public var keys: [MetadataKey]
-    public var describesVideo: Bool
+    package var keys: [MetadataKey]
+    package var describesVideo: Bool
     /// Boxes after `keys` in the sample entry (iOS's `lidp`/`lidl` for nested keys), verbatim.
-    public var trailingBoxes: [UInt8]
+    package var trailingBoxes: [UInt8]
 
-    public init(keys: [MetadataKey], describesVideo: Bool, trailingBoxes: [UInt8] = []) {
+    package init(keys: [MetadataKey], describesVideo: Bool, trailingBoxes: [UInt8] = []) {
         self.keys = keys
         self.describesVideo = describesVideo
         self.trailingBoxes = trailingBoxes
@@ -48,7 +48,7 @@ public struct MetadataTrackFormat: Sendable, Hashable {
 
     /// A track for one client identifier with a well-known type, like a format description
     /// made with `CMMetadataFormatDescriptionCreateWithMetadataSpecifications`.
-    public static func client(identifier: String, dataType: MetadataDataType, describesVideo: Bool = true)
+    package static func client(identifier: String, dataType: MetadataDataType, describesVideo: Bool = true)
         -> MetadataTrackFormat
     {
         switch identifier {
@@ -64,11 +64,11 @@ public struct MetadataTrackFormat: Sendable, Hashable {
     }
 
     /// Detected faces exactly as iOS 12 declares them (see docs/movie-format.md).
-    public static let detectedFaces = detectedFaces(identityKeys: false)
+    package static let detectedFaces = detectedFaces(identityKeys: false)
 
     /// The same with our two fields for faces a gallery named, after Apple's five: a
     /// recorder uses it when the source says it names faces (docs/movie-format.md).
-    public static let detectedFacesWithIdentities = detectedFaces(identityKeys: true)
+    package static let detectedFacesWithIdentities = detectedFaces(identityKeys: true)
 
     private static func detectedFaces(identityKeys: Bool) -> MetadataTrackFormat {
         let sdpd = boxBytes { $0.box("sdpd") { $0.box("sdpi") { $0.u32(0) } } }
@@ -115,7 +115,7 @@ public struct MetadataTrackFormat: Sendable, Hashable {
     }
 
     /// EXIF orientation of the frames (1 normal … 8), as iOS records it.
-    public static let videoOrientation = MetadataTrackFormat(
+    package static let videoOrientation = MetadataTrackFormat(
         keys: [
             MetadataKey(
                 localID: 1, identifier: MetadataIdentifier.videoOrientation, dataType: .int16,
@@ -126,7 +126,7 @@ public struct MetadataTrackFormat: Sendable, Hashable {
 
     /// ISO 6709 location text in Apple's form (a named type conforming to UTF-8); it
     /// describes the movie, so it has no `cdsc` reference.
-    public static let locationISO6709 = MetadataTrackFormat(
+    package static let locationISO6709 = MetadataTrackFormat(
         keys: [
             MetadataKey(
                 localID: 1, identifier: MetadataIdentifier.locationISO6709, dataType: locationType,
@@ -141,7 +141,7 @@ public struct MetadataTrackFormat: Sendable, Hashable {
         ], describesVideo: false)
 
     /// Barcodes and QR codes: a JSON array as UTF-8, which every tool shows as text.
-    public static let detectedMachineReadableCodes = MetadataTrackFormat(
+    package static let detectedMachineReadableCodes = MetadataTrackFormat(
         keys: [MetadataKey(localID: 1, identifier: MetadataIdentifier.detectedMachineReadableCodes, dataType: .utf8)],
         describesVideo: true)
 

@@ -1,7 +1,7 @@
 import Glibc
 
 /// What went wrong with a movie file, as one line.
-public enum MovieError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum MovieError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A system call on the file failed (`operation` says which, `code` is errno).
     case io(path: String, operation: String, code: Int32)
     /// The bytes do not form a movie this code can read; the reason names the box.
@@ -15,7 +15,7 @@ public enum MovieError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Another writer holds the file's lock: it is being recorded.
     case inUse(path: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .io(let path, let operation, let code):
             "\(operation) \(path) failed: \(String(cString: strerror(code)))"

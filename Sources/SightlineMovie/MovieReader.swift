@@ -1,44 +1,44 @@
 import SightlineCore
 
 /// One sample of a track, in decode order.
-public struct MovieSample: Sendable, Hashable {
-    public var offset: UInt64
-    public var size: UInt32
+package struct MovieSample: Sendable, Hashable {
+    package var offset: UInt64
+    package var size: UInt32
     /// Media ticks from the start of the track's media.
-    public var decodeTime: Int64
-    public var duration: UInt32
-    public var compositionOffset: Int32
-    public var isSync: Bool
+    package var decodeTime: Int64
+    package var duration: UInt32
+    package var compositionOffset: Int32
+    package var isSync: Bool
 }
 
 /// A track as `MovieReader` finds it.
-public struct MovieTrack: Sendable {
-    public var id: UInt32
+package struct MovieTrack: Sendable {
+    package var id: UInt32
     /// The media handler: `vide`, `soun`, `meta` …
-    public var mediaType: FourCC
+    package var mediaType: FourCC
     /// The sample entry's format: `avc1`, `mebx` …
-    public var format: FourCC
-    public var timescale: UInt32
-    public var width: UInt32 = 0
-    public var height: UInt32 = 0
+    package var format: FourCC
+    package var timescale: UInt32
+    package var width: UInt32 = 0
+    package var height: UInt32 = 0
     /// Tracks this one describes (`tref/cdsc`); empty for movie-wide metadata.
-    public var describes: [UInt32] = []
+    package var describes: [UInt32] = []
     /// The key table, for `mebx` tracks.
-    public var metadataFormat: MetadataTrackFormat?
-    public var samples: [MovieSample] = []
+    package var metadataFormat: MetadataTrackFormat?
+    package var samples: [MovieSample] = []
     /// Media time shown at movie time 0: the first edit's media_time, less the empty edits
     /// before it (negative when the media starts later than the movie).
-    public var editMediaTime: Int64 = 0
+    package var editMediaTime: Int64 = 0
     /// The whole sample-entry box, byte for byte.
-    public var sampleEntry: [UInt8] = []
+    package var sampleEntry: [UInt8] = []
     /// The display matrix (`tkhd`): a b u c d v x y w.
-    public var matrix: [Int32] = DisplayMatrix.identity
+    package var matrix: [Int32] = DisplayMatrix.identity
     /// How the matrix turns the track's frames for display, as an EXIF orientation (1
     /// upright … 8); 1 for a matrix that only scales or moves.
-    public var orientation: Int { DisplayMatrix.exifOrientation(matrix) }
+    package var orientation: Int { DisplayMatrix.exifOrientation(matrix) }
 
     /// The `avcC` record of an `avc1` track: what an H.264 decoder is configured with.
-    public var avcConfiguration: [UInt8]? {
+    package var avcConfiguration: [UInt8]? {
         // avc1: an 8-byte header and 78 bytes of visual sample entry, then child boxes.
         guard format == "avc1" else { return nil }
         var offset = 86
@@ -53,12 +53,12 @@ public struct MovieTrack: Sendable {
         return nil
     }
 
-    public var mediaDuration: MediaTime {
+    package var mediaDuration: MediaTime {
         MediaTime(value: samples.reduce(0) { $0 + Int64($1.duration) }, timescale: Int32(clamping: max(timescale, 1)))
     }
 
     /// Movie time of a sample's presentation: its media time less the edit's start.
-    public func presentationTime(of sample: MovieSample) -> MediaTime {
+    package func presentationTime(of sample: MovieSample) -> MediaTime {
         MediaTime(
             value: sample.decodeTime &+ Int64(sample.compositionOffset) &- editMediaTime,
             timescale: Int32(clamping: max(timescale, 1)))
@@ -71,23 +71,23 @@ public struct MovieTrack: Sendable {
 ///
 /// Hostile input gives an error or a partial result with `warnings`, never a crash: every
 /// size and count is checked against the bytes that hold it before anything is allocated.
-public final class MovieReader {
-    public let path: String
-    public private(set) var tracks: [MovieTrack] = []
+package final class MovieReader {
+    package let path: String
+    package private(set) var tracks: [MovieTrack] = []
     /// Whether the samples came from movie fragments (a recording not finalised).
-    public private(set) var isFragmented = false
+    package private(set) var isFragmented = false
     /// The top-level boxes, in file order.
-    public private(set) var topLevelBoxes: [(type: FourCC, start: UInt64, size: UInt64)] = []
+    package private(set) var topLevelBoxes: [(type: FourCC, start: UInt64, size: UInt64)] = []
     /// Problems that did not stop reading: a truncated tail, a track that could not be read.
-    public private(set) var warnings: [String] = []
-    public let fileSize: UInt64
+    package private(set) var warnings: [String] = []
+    package let fileSize: UInt64
 
     /// More samples than this in one track is treated as a hostile file.
-    public static let maximumSampleCount = 50_000_000
+    package static let maximumSampleCount = 50_000_000
     private static let maximumHeaderSize: UInt64 = 512 << 20
     private let file: MovieFile
 
-    public init(path: String) throws {
+    package init(path: String) throws {
         self.path = path
         file = try MovieFile(path: path, mode: .read)
         fileSize = try file.size
@@ -102,7 +102,7 @@ public final class MovieReader {
     /// Reads a metadata track's timed groups one at a time, in order, like
     /// `AVAssetReaderOutputMetadataAdaptor.nextTimedMetadataGroup()`; NULL samples give empty
     /// groups ("nothing during this time").
-    public func metadataGroupReader(track id: UInt32) throws -> MetadataGroupReader {
+    package func metadataGroupReader(track id: UInt32) throws -> MetadataGroupReader {
         guard let track = tracks.first(where: { $0.id == id }), track.metadataFormat != nil else {
             throw MovieError.invalidInput("\(path) has no metadata track \(id)")
         }
@@ -110,14 +110,14 @@ public final class MovieReader {
     }
 
     /// All of a metadata track's timed groups.
-    public func metadataGroups(track id: UInt32) throws -> [TimedMetadataGroup] {
+    package func metadataGroups(track id: UInt32) throws -> [TimedMetadataGroup] {
         let reader = try metadataGroupReader(track: id)
         var groups: [TimedMetadataGroup] = []
         while let group = try reader.next() { groups.append(group) }
         return groups
     }
 
-    public func readSample(_ sample: MovieSample) throws -> [UInt8] {
+    package func readSample(_ sample: MovieSample) throws -> [UInt8] {
         try file.read(Int(sample.size), at: sample.offset)
     }
 
@@ -365,7 +365,7 @@ public final class MovieReader {
 }
 
 /// Decodes one metadata track's samples into groups, in order.
-public final class MetadataGroupReader {
+package final class MetadataGroupReader {
     private let movie: MovieReader
     private let track: MovieTrack
     private let format: MetadataTrackFormat
@@ -378,7 +378,7 @@ public final class MetadataGroupReader {
     }
 
     /// The next group, or nil after the last.
-    public func next() throws -> TimedMetadataGroup? {
+    package func next() throws -> TimedMetadataGroup? {
         guard index < track.samples.count else { return nil }
         let sample = track.samples[index]
         index += 1

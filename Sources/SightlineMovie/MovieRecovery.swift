@@ -5,8 +5,8 @@ import SightlineCore
 /// killed, power lost): everything up to the last complete fragment is kept. A recording
 /// cut off before its first fragment was complete holds no frame that any player could
 /// show, so it is removed rather than "finalised" into a movie that players refuse.
-public enum MovieRecovery {
-    public enum Outcome: Sendable, Equatable {
+package enum MovieRecovery {
+    package enum Outcome: Sendable, Equatable {
         /// The file already has a complete movie header; nothing was changed.
         case alreadyFinalised
         /// `fragments` complete fragments kept; `discardedBytes` of a partial one removed.
@@ -21,7 +21,7 @@ public enum MovieRecovery {
     /// hold even one box header (a recorder killed between creating its file and writing
     /// to it) says nothing of what it is: it is removed only when `isRecording`, that is when
     /// it is named as a recorder names its files, and refused otherwise.
-    public static func recover(path: String, isRecording: Bool = false) throws -> Outcome {
+    package static func recover(path: String, isRecording: Bool = false) throws -> Outcome {
         let file = try MovieFile(path: path, mode: .update)
         defer { file.close() }
         guard file.tryLock() else { return .inUse }
@@ -87,7 +87,7 @@ public enum MovieRecovery {
     }
 
     /// One line for a person: what recovery did to a file.
-    public static func describe(_ outcome: Outcome) -> String {
+    package static func describe(_ outcome: Outcome) -> String {
         switch outcome {
         case .alreadyFinalised: "already finalised"
         case .recovered(let fragments, let discarded):

@@ -12,29 +12,29 @@ import SightlineCore
 /// byte moves.
 ///
 /// Not thread-safe: one owner calls it, in order.
-public final class MovieWriter {
+package final class MovieWriter {
     /// The file's brand: QuickTime (`.mov`, what recordings are) or MP4 (`.mp4`, for players
     /// that want one; the boxes are the same).
-    public enum Brand: Sendable { case quickTime, mp4 }
+    package enum Brand: Sendable { case quickTime, mp4 }
 
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// How often to cut a fragment (at the next key frame); `nil` writes a classic movie
         /// that is readable only once finished.
-        public var fragmentInterval: MediaTime? = MediaTime(value: 2, timescale: 1)
+        package var fragmentInterval: MediaTime? = MediaTime(value: 2, timescale: 1)
         /// `fsync` each fragment and the finished file: what makes a recording survive power
         /// loss. An export that renames its file into place when done can go without.
-        public var syncEachFragment = true
+        package var syncEachFragment = true
         /// Show only this span of the video's presentation times (an edit list): a clip
         /// starts at the key frame before its first instant and may need frames after its
         /// last to decode, and those are not shown. Movie time 0 is the span's start; timed
         /// metadata is timed from there. nil: from the first frame, all of it.
-        public var presentationRange: Range<MediaTime>?
+        package var presentationRange: Range<MediaTime>?
         /// The video track's display matrix (`tkhd`, nine values: a b u c d v x y w), as
         /// `MovieTrack.matrix` reads it; identity by default.
-        public var videoMatrix: [Int32]?
-        public var brand = Brand.quickTime
+        package var videoMatrix: [Int32]?
+        package var brand = Brand.quickTime
 
-        public init(
+        package init(
             fragmentInterval: MediaTime? = MediaTime(value: 2, timescale: 1), syncEachFragment: Bool = true,
             presentationRange: Range<MediaTime>? = nil, videoMatrix: [Int32]? = nil, brand: Brand = .quickTime
         ) {
@@ -48,12 +48,12 @@ public final class MovieWriter {
 
     /// A track copied as it is from another movie (audio, typically): its media handler,
     /// timescale and whole sample-entry box (`mp4a` with its `esds` …).
-    public struct PassthroughTrackFormat: Sendable {
-        public var handler: FourCC
-        public var timescale: UInt32
-        public var sampleEntry: [UInt8]
+    package struct PassthroughTrackFormat: Sendable {
+        package var handler: FourCC
+        package var timescale: UInt32
+        package var sampleEntry: [UInt8]
 
-        public init(handler: FourCC, timescale: UInt32, sampleEntry: [UInt8]) {
+        package init(handler: FourCC, timescale: UInt32, sampleEntry: [UInt8]) {
             self.handler = handler
             self.timescale = timescale
             self.sampleEntry = sampleEntry
@@ -62,12 +62,12 @@ public final class MovieWriter {
 
     /// One sample of a passthrough track: its bytes, its presentation time on the video's
     /// timeline, and its duration in the track's ticks.
-    public struct PassthroughSample: Sendable {
-        public var data: [UInt8]
-        public var time: MediaTime
-        public var duration: UInt32
+    package struct PassthroughSample: Sendable {
+        package var data: [UInt8]
+        package var time: MediaTime
+        package var duration: UInt32
 
-        public init(data: [UInt8], time: MediaTime, duration: UInt32) {
+        package init(data: [UInt8], time: MediaTime, duration: UInt32) {
             self.data = data
             self.time = time
             self.duration = duration
@@ -75,18 +75,18 @@ public final class MovieWriter {
     }
 
     /// What happened to an appended metadata group.
-    public enum MetadataAppendResult: Sendable, Equatable {
+    package enum MetadataAppendResult: Sendable, Equatable {
         case queued
         /// Its time is already written (before the last fragment cut); it was dropped.
         case tooLate
     }
 
-    public let path: String
-    public let configuration: Configuration
-    public private(set) var bytesWritten: UInt64 = 0
-    public private(set) var fragmentsWritten = 0
+    package let path: String
+    package let configuration: Configuration
+    package private(set) var bytesWritten: UInt64 = 0
+    package private(set) var fragmentsWritten = 0
     /// Video samples on disk (appended samples wait in memory until their fragment is cut).
-    public private(set) var videoSamplesWritten = 0
+    package private(set) var videoSamplesWritten = 0
 
     private let file: MovieFile
     private var tracks: [TrackLayout]
@@ -123,7 +123,7 @@ public final class MovieWriter {
     /// Where each passthrough track's first fragment starts on the video's decode timeline.
     private var passthroughMediaStarts: [UInt64?]
 
-    public init(
+    package init(
         path: String, video: VideoTrackFormat, metadataTracks: [MetadataTrackFormat] = [],
         passthroughTracks: [PassthroughTrackFormat] = [], configuration: Configuration = Configuration()
     ) throws {
@@ -174,7 +174,7 @@ public final class MovieWriter {
     }
 
     /// Appends one access unit, in decode order.
-    public func append(_ sample: VideoSample) throws {
+    package func append(_ sample: VideoSample) throws {
         try checkWriting()
         let decodeTime = sample.decodeTime.converted(to: timescale).value
         let presentationTime = sample.presentationTime.converted(to: timescale).value
@@ -225,7 +225,7 @@ public final class MovieWriter {
     /// to `init`). An empty group ends the previous value; a group without a duration lasts
     /// until the next group of the track.
     @discardableResult
-    public func append(_ group: TimedMetadataGroup, toMetadataTrack track: Int) throws -> MetadataAppendResult {
+    package func append(_ group: TimedMetadataGroup, toMetadataTrack track: Int) throws -> MetadataAppendResult {
         try checkWriting()
         guard metadataFormats.indices.contains(track) else {
             throw MovieError.invalidInput("there is no metadata track \(track)")
@@ -239,7 +239,7 @@ public final class MovieWriter {
     /// Appends a sample to passthrough track `track` (0-based, in the order given to
     /// `init`), in presentation order. The track is shown from movie time 0 like the video:
     /// a sample that starts before it is cut by the edit list.
-    public func append(_ sample: PassthroughSample, toPassthroughTrack track: Int) throws {
+    package func append(_ sample: PassthroughSample, toPassthroughTrack track: Int) throws {
         try checkWriting()
         guard pendingPassthrough.indices.contains(track) else {
             throw MovieError.invalidInput("there is no passthrough track \(track)")
@@ -255,13 +255,13 @@ public final class MovieWriter {
     }
 
     /// The metadata sample that means "nothing" (an empty group), as every track writes it.
-    public static var emptyMetadataSample: [UInt8] { MetadataCoding.nullSample }
+    package static var emptyMetadataSample: [UInt8] { MetadataCoding.nullSample }
 
     /// Appends a sample copied from another movie's metadata track with the same key table
     /// (a clip of a recording): its bytes are written as they are, over `time` for
     /// `duration`, without decoding and encoding its items again.
     @discardableResult
-    public func appendSample(_ payload: [UInt8], time: MediaTime, duration: MediaTime, toMetadataTrack track: Int)
+    package func appendSample(_ payload: [UInt8], time: MediaTime, duration: MediaTime, toMetadataTrack track: Int)
         throws
         -> MetadataAppendResult
     {
@@ -277,7 +277,7 @@ public final class MovieWriter {
 
     /// Writes what is pending and the final `moov`. After a failed write it still finalises
     /// what reached the disk; if even that fails, the file stays recoverable.
-    public func finish() throws {
+    package func finish() throws {
         switch state {
         case .finished: return
         case .failed: break

@@ -2,15 +2,15 @@ import SightlineCore
 
 /// An H.264 video track's format: the decoder configuration record (`avcC`) and the
 /// picture size. Samples are length-prefixed NAL units, as the record's length size says.
-public struct VideoTrackFormat: Sendable, Hashable {
-    public var avcConfiguration: [UInt8]
-    public var width: Int
-    public var height: Int
+package struct VideoTrackFormat: Sendable, Hashable {
+    package var avcConfiguration: [UInt8]
+    package var width: Int
+    package var height: Int
     /// Ticks per second of the track (and of the movie); use the source's time base so
     /// timestamps stay exact.
-    public var timescale: Int32
+    package var timescale: Int32
 
-    public init(avcConfiguration: [UInt8], width: Int, height: Int, timescale: Int32) throws {
+    package init(avcConfiguration: [UInt8], width: Int, height: Int, timescale: Int32) throws {
         guard avcConfiguration.count >= 7, avcConfiguration[0] == 1 else {
             throw MovieError.invalidInput("the H.264 configuration is not an avcC record (version 1)")
         }
@@ -25,7 +25,7 @@ public struct VideoTrackFormat: Sendable, Hashable {
 
     /// Builds the `avcC` record from parameter sets in Annex B form (start codes), as an
     /// encoder's extradata or the first key frame carries them.
-    public init(annexBParameterSets: [UInt8], width: Int, height: Int, timescale: Int32) throws {
+    package init(annexBParameterSets: [UInt8], width: Int, height: Int, timescale: Int32) throws {
         let units = H264.nalUnits(annexB: annexBParameterSets)
         let sps = units.filter { H264.type(of: $0) == H264.sequenceParameterSet }
         let pps = units.filter { H264.type(of: $0) == H264.pictureParameterSet }
@@ -74,16 +74,16 @@ public struct VideoTrackFormat: Sendable, Hashable {
 }
 
 /// One H.264 access unit for `MovieWriter`.
-public struct VideoSample: Sendable {
+package struct VideoSample: Sendable {
     /// Length-prefixed NAL units (use `init(annexB:…)` for start-code input).
-    public var data: [UInt8]
-    public var decodeTime: MediaTime
-    public var presentationTime: MediaTime
+    package var data: [UInt8]
+    package var decodeTime: MediaTime
+    package var presentationTime: MediaTime
     /// Needed only for the last sample; others last until the next one's decode time.
-    public var duration: MediaTime?
-    public var isSync: Bool
+    package var duration: MediaTime?
+    package var isSync: Bool
 
-    public init(
+    package init(
         data: [UInt8], decodeTime: MediaTime, presentationTime: MediaTime, duration: MediaTime? = nil, isSync: Bool
     ) {
         self.data = data
@@ -95,7 +95,7 @@ public struct VideoSample: Sendable {
 
     /// From Annex B bytes (start codes), converted to 4-byte length prefixes. Parameter sets
     /// and delimiters are left out: the track's `avcC` carries the parameter sets.
-    public init(
+    package init(
         annexB: [UInt8], decodeTime: MediaTime, presentationTime: MediaTime, duration: MediaTime? = nil, isSync: Bool
     ) {
         let units = H264.nalUnits(annexB: annexB).filter {

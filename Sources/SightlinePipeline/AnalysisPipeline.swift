@@ -9,60 +9,60 @@ import SightlineMovie
 import Synchronization
 
 /// Everything `sightline run` needs to know.
-public struct PipelineConfiguration: Sendable {
-    public var source: String
-    public var sourceID: String = "cam1"
-    public var sourceOptions = MediaFileSource.Options()
+package struct PipelineConfiguration: Sendable {
+    package var source: String
+    package var sourceID: String = "cam1"
+    package var sourceOptions = MediaFileSource.Options()
     /// For a V4L2 device (`/dev/video*`): mode and reconnection.
-    public var camera = V4L2Source.Options()
+    package var camera = V4L2Source.Options()
     /// A microphone recorded as a camera's sound: an ALSA capture device (`hw:1,0`); nil: none.
-    public var audioDevice: String?
+    package var audioDevice: String?
     /// How the source is mounted, as an EXIF orientation (1-8), over what the source says
     /// (a file's display matrix): a camera mounted turned. Recordings show it turned.
-    public var orientation: Int?
+    package var orientation: Int?
     /// What to look for in the frames.
-    public var detect: Set<Detection> = [.faces]
-    public var detector = FaceDetector.Configuration()
+    package var detect: Set<Detection> = [.faces]
+    package var detector = FaceDetector.Configuration()
     /// Where the landmark and recognition models are (both optional for plain detection).
-    public var models = FaceModelFiles.locate()
+    package var models = FaceModelFiles.locate()
     /// Whose faces: a gallery to match, or descriptors to publish; nil: neither.
-    public var identities: IdentityConfiguration?
-    public var barcodes = BarcodeDetector.Configuration()
-    public var publish: Endpoint = .defaultPublish
+    package var identities: IdentityConfiguration?
+    package var barcodes = BarcodeDetector.Configuration()
+    package var publish: Endpoint = .defaultPublish
     /// Allow binding a tcp address other machines can reach, without authentication.
-    public var allowRemote = false
+    package var allowRemote = false
     /// CURVE keys: encrypted, and only allowed subscribers receive anything.
-    public var curve: CurveServer?
+    package var curve: CurveServer?
     /// `publish` is a broker's frontend to connect to, not an address to bind.
-    public var connectToBroker = false
+    package var connectToBroker = false
     /// This source's key for a CURVE broker.
-    public var brokerCurve: CurveClient?
+    package var brokerCurve: CurveClient?
     /// Hold the first message until a subscriber is connected, for at most this long.
-    public var waitForSubscriber: Duration?
+    package var waitForSubscriber: Duration?
     /// How often a `running` status with counters is published.
-    public var statusInterval: Duration = .seconds(5)
+    package var statusInterval: Duration = .seconds(5)
     /// Drop late frames at the detectors, or analyse every frame; nil: by the source, as
     /// AVFoundation does: a live source (a camera, a network stream, a file paced with
     /// `realtime`) drops, a file read as fast as it can be waits for its detectors.
-    public var discardLateFrames: Bool?
+    package var discardLateFrames: Bool?
     /// When to publish video; H.264 sources pass their packets on unless `reencode`.
-    public var video = VideoMode.onDemand
-    public var encoder = VideoEncoder.Options()
-    public var reencode = false
+    package var video = VideoMode.onDemand
+    package var encoder = VideoEncoder.Options()
+    package var reencode = false
     /// Downscaled frames for other services' detectors; nil: none.
-    public var frames: FramesConfiguration?
+    package var frames: FramesConfiguration?
     /// Where other services publish timed metadata for this source (`metadata/<source>/`),
     /// and how many groups a second it takes; nil: no metadata in.
-    public var metadataIn: Endpoint?
-    public var metadataInRate = 200
+    package var metadataIn: Endpoint?
+    package var metadataInRate = 200
     /// More endpoints the publisher binds, such as an inproc one for an in-process recorder.
-    public var alsoPublish: [Endpoint] = []
+    package var alsoPublish: [Endpoint] = []
 
-    public init(source: String) { self.source = source }
+    package init(source: String) { self.source = source }
 }
 
 /// The detectors `sightline run --detect` can turn on, by the names of the kinds they find.
-public enum Detection: String, Sendable, CaseIterable {
+package enum Detection: String, Sendable, CaseIterable {
     case faces, barcodes
 
     /// The kind of object the detector finds.
@@ -79,9 +79,9 @@ public enum Detection: String, Sendable, CaseIterable {
 /// `init` opens the source, the detector and the endpoint, so bad input fails before
 /// anything runs. `run()` goes until the source ends or a graceful shutdown (SIGINT,
 /// SIGTERM) arrives, then publishes a final `stopped` status with every counter.
-public final class AnalysisPipeline: Service, Sendable {
-    public let configuration: PipelineConfiguration
-    public let publisher: Publisher
+package final class AnalysisPipeline: Service, Sendable {
+    package let configuration: PipelineConfiguration
+    package let publisher: Publisher
     private let session: CaptureSession
     private let faces: ObjectAnalysis<FaceDetector>?
     private let codes: ObjectAnalysis<BarcodeDetector>?
@@ -96,9 +96,9 @@ public final class AnalysisPipeline: Service, Sendable {
     private let currentState: StateCell
     private let microphoneState = StateCell(SourceStatus(state: .running, device: "microphone"))
     /// Whether the detectors drop late frames or see every one, as the status says.
-    public let analysisMode: SourceStatus.Analysis
+    package let analysisMode: SourceStatus.Analysis
 
-    public init(configuration: PipelineConfiguration, logger: Logger) throws {
+    package init(configuration: PipelineConfiguration, logger: Logger) throws {
         guard SourceID.isValid(configuration.sourceID) else {
             throw SightlineError.invalidArgument(
                 "source ID '\(configuration.sourceID)' must be 1-64 letters, digits, '.', '_' or '-'")
@@ -262,7 +262,7 @@ public final class AnalysisPipeline: Service, Sendable {
 
     /// What the source delivers, turned as `orientation` says when given, with the
     /// microphone's sound when it has one.
-    public var input: InputDescription {
+    package var input: InputDescription {
         var input = session.input
         if let orientation = configuration.orientation { input.orientation = orientation == 1 ? nil : orientation }
         if let microphone { input.audio = microphone.description }
@@ -270,7 +270,7 @@ public final class AnalysisPipeline: Service, Sendable {
     }
 
     /// The counters as they stand: frames in, drops by reason, detection time, messages.
-    public var counters: PipelineCounters {
+    package var counters: PipelineCounters {
         var counters = session.counters
         counters.detection = faces?.timing
         counters.codeDetection = codes?.timing
@@ -285,7 +285,7 @@ public final class AnalysisPipeline: Service, Sendable {
 
     /// Stops capture as a graceful shutdown would; `run()` then publishes the final status
     /// and returns. Any thread.
-    public func stop() {
+    package func stop() {
         session.stop()
         microphone?.stop()  // sound and picture end together
     }
@@ -293,23 +293,23 @@ public final class AnalysisPipeline: Service, Sendable {
     /// Where the source stands, for health checks: `started` until it runs, `interrupted`
     /// (with the reason) while a device is gone, `resumed` once back, then `stopped` or
     /// `failed`. Any thread.
-    public var state: SourceStatus { currentState.value.withLock { $0 } }
+    package var state: SourceStatus { currentState.value.withLock { $0 } }
 
     /// Where the microphone stands (`running`, `interrupted` with the reason, `resumed`);
     /// nil without one. It has a state of its own because the video goes on without it.
     /// Any thread.
-    public var microphoneStatus: SourceStatus? { microphone == nil ? nil : microphoneState.value.withLock { $0 } }
+    package var microphoneStatus: SourceStatus? { microphone == nil ? nil : microphoneState.value.withLock { $0 } }
 
     /// The final counters, once `run()` has returned.
-    public var finalCounters: PipelineCounters? { result.withLock { $0 } }
+    package var finalCounters: PipelineCounters? { result.withLock { $0 } }
 
-    public func run() async throws {
+    package func run() async throws {
         let counters = try await runToCompletion()
         result.withLock { $0 = counters }
     }
 
     /// Runs and returns the final counters.
-    public func runToCompletion() async throws -> PipelineCounters {
+    package func runToCompletion() async throws -> PipelineCounters {
         if let wait = configuration.waitForSubscriber {
             logger.info("waiting for a subscriber", metadata: ["endpoint": "\(publisher.endpoint)"])
             if await !publisher.waitForSubscriber(timeout: wait) {

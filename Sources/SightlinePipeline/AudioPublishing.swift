@@ -5,20 +5,20 @@ import SightlineCore
 /// subscribes to `audio/<source>/` (a recorder): no cost otherwise.
 ///
 /// `publish` runs on the thread that makes the audio: the capture thread, or a microphone's.
-public final class AudioPublishing: Sendable {
+package final class AudioPublishing: Sendable {
     private let publisher: Publisher
     private let sourceID: String
     private let format: AudioFormat
     private let demand: OnDemandTopic
 
-    public init(publisher: Publisher, sourceID: String, format: AudioFormat) {
+    package init(publisher: Publisher, sourceID: String, format: AudioFormat) {
         self.publisher = publisher
         self.sourceID = sourceID
         self.format = format
         demand = OnDemandTopic(publisher: publisher, kind: .audio, sourceID: sourceID, mode: .onDemand)
     }
 
-    public func publish(_ packet: EncodedAudioPacket) {
+    package func publish(_ packet: EncodedAudioPacket) {
         guard demand.wanted().publish else { return }
         publisher.publish(
             Message(

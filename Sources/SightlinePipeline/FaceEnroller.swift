@@ -3,19 +3,19 @@ import SightlineCore
 import SightlineDetection
 
 /// Finds the one face of a still image and describes it, for enrolment.
-public struct FaceEnroller {
+package struct FaceEnroller {
     private let detector: FaceDetector
     private let landmarker: FaceLandmarker
     private let recognizer: FaceRecognizer
 
-    public init(models: FaceModelFiles, upsample: Int) throws {
+    package init(models: FaceModelFiles, upsample: Int) throws {
         detector = try FaceDetector(configuration: FaceDetector.Configuration(upsample: upsample))
         (landmarker, recognizer) = try models.recognitionModels()
     }
 
     /// The descriptor of the only face in the image; an image with none or several is
     /// refused, naming it.
-    public func descriptor(ofOnlyFaceIn image: String, jitters: Int) throws -> FaceDescriptor {
+    package func descriptor(ofOnlyFaceIn image: String, jitters: Int) throws -> FaceDescriptor {
         let picture = try StillImage.load(image)
         let faces = try detector.detect(in: picture)
         guard faces.count == 1, let face = faces.first else {

@@ -4,18 +4,18 @@ import SightlineCore
 import SightlineDetection
 
 /// What `run --gallery` and `--publish-descriptors` ask for.
-public struct IdentityConfiguration: Sendable {
+package struct IdentityConfiguration: Sendable {
     /// The people faces are matched to; nil: descriptors only (`--publish-descriptors`).
-    public var gallery: FaceGallery?
+    package var gallery: FaceGallery?
     /// Distances below this are a match (dlib's 0.6 by default).
-    public var matchThreshold: Double = 0.6
+    package var matchThreshold: Double = 0.6
     /// A tracked face is described again after this many seconds of media time, so a face
     /// first seen turned away can still be named, at a bounded cost.
-    public var refreshInterval: Double = 5
+    package var refreshInterval: Double = 5
     /// Put the descriptor on the bus (in `faces` messages when computed, and in events).
-    public var publishDescriptors = false
+    package var publishDescriptors = false
 
-    public init(
+    package init(
         gallery: FaceGallery?, matchThreshold: Double = 0.6, refreshInterval: Double = 5,
         publishDescriptors: Bool = false
     ) {
@@ -25,7 +25,7 @@ public struct IdentityConfiguration: Sendable {
         self.publishDescriptors = publishDescriptors
     }
 
-    public func validated() throws -> IdentityConfiguration {
+    package func validated() throws -> IdentityConfiguration {
         guard matchThreshold.isFinite, (0...2).contains(matchThreshold) else {
             throw SightlineError.invalidArgument("match threshold must be between 0 and 2, not \(matchThreshold)")
         }

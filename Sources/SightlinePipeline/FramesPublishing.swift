@@ -5,17 +5,17 @@ import SightlineCore
 import Synchronization
 
 /// What the `frames` output publishes (`run --frames`).
-public struct FramesConfiguration: Sendable {
-    public var format: FrameInfo.Format
+package struct FramesConfiguration: Sendable {
+    package var format: FrameInfo.Format
     /// Frames are scaled to fit this box, keeping their shape.
-    public var maximumWidth = 320
-    public var maximumHeight = 240
+    package var maximumWidth = 320
+    package var maximumHeight = 240
     /// At most this many frames a second of media time.
-    public var rate = 5.0
+    package var rate = 5.0
     /// libavcodec's JPEG quantiser scale, 2 (best) to 31.
-    public var jpegQuality = 5
+    package var jpegQuality = 5
 
-    public init(format: FrameInfo.Format) { self.format = format }
+    package init(format: FrameInfo.Format) { self.format = format }
 }
 
 /// The `frames` output's delegate: publishes downscaled frames so that detectors in other

@@ -15,8 +15,8 @@ import Synchronization
 /// `timing`. With several detectors, successive frames are detected at the same time, each
 /// by whichever detector is free first, on its own queue (frame-level parallelism, for a
 /// file analysed whole), and the output's queue tracks and publishes them in capture order.
-public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOutputDelegate, @unchecked Sendable {
-    public typealias Object = Detector.Object
+package final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOutputDelegate, @unchecked Sendable {
+    package typealias Object = Detector.Object
 
     private let lanes: DetectionLanes<Detector>
     /// Frames given to the lanes and not yet published, oldest first, at most `framesInFlight`.
@@ -42,7 +42,7 @@ public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOu
     private var lastFrame: (time: MediaTime, wallTimeNs: UInt64)?
 
     /// `detectors`: one, or one per frame to detect at the same time.
-    public init(
+    package init(
         detectors: [Detector], annotator: (any TrackedObjectAnnotator<Object>)? = nil, publisher: Publisher,
         sourceID: String, logger: Logger
     ) {
@@ -62,15 +62,15 @@ public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOu
     }
 
     /// How many frames are detected at the same time: the detectors. Any thread.
-    public var framesAtOnce: Int { lanes.detectors.count }
+    package var framesAtOnce: Int { lanes.detectors.count }
 
     /// How many frames the detector is told of before it detects them (full scans made ahead). Any thread.
-    public let framesAhead: Int
+    package let framesAhead: Int
 
     /// Detection time of every analysed frame. Any thread.
-    public var timing: TimingCounters { timingState.withLock { $0 } }
+    package var timing: TimingCounters { timingState.withLock { $0 } }
 
-    public func frameDataOutput(_ output: FrameDataOutput, didOutput frame: VideoFrame) {
+    package func frameDataOutput(_ output: FrameDataOutput, didOutput frame: VideoFrame) {
         guard framesInFlight > 1 else {
             let started = ContinuousClock.now
             let detected = Result { try lanes.detectors[0].objects(in: frame) }
@@ -134,7 +134,7 @@ public final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOu
     /// At the end of the run: frames still being detected are published, then objects
     /// still tracked leave. Call only after the output has drained, when its queue no
     /// longer touches the tracker.
-    public func finish() {
+    package func finish() {
         while !inFlight.isEmpty { publishWhenDetected(inFlight.removeFirst()) }
         let wallTime = lastFrame?.wallTimeNs ?? WallClock.nowNanoseconds()
         if objectsWerePresent, let last = lastFrame {

@@ -5,7 +5,7 @@ import SightlineCore
 import Synchronization
 
 /// When the pipeline puts video on the bus.
-public enum VideoMode: String, Sendable, CaseIterable {
+package enum VideoMode: String, Sendable, CaseIterable {
     /// Only while someone subscribes to this source's video (a recorder): no cost otherwise.
     case onDemand = "on-demand"
     case always
@@ -18,7 +18,7 @@ public enum VideoMode: String, Sendable, CaseIterable {
 ///
 /// `frameDataOutput` runs on the encode output's serial queue, which owns the encoder;
 /// `publishCompressed` runs on the capture thread. Counters may be read from any thread.
-public final class VideoPublishing: FrameDataOutputDelegate, @unchecked Sendable {
+package final class VideoPublishing: FrameDataOutputDelegate, @unchecked Sendable {
     private let publisher: Publisher
     private let sourceID: String
     private let demand: OnDemandTopic
@@ -34,7 +34,7 @@ public final class VideoPublishing: FrameDataOutputDelegate, @unchecked Sendable
     static let maximumBacklog = 8
     private let state = Mutex((timing: TimingCounters(), packets: 0, encoding: false))
 
-    public init(
+    package init(
         publisher: Publisher, sourceID: String, mode: VideoMode, encoder: VideoEncoder.Options, frameRate: Double,
         isLive: Bool, logger: Logger
     ) {
@@ -47,11 +47,11 @@ public final class VideoPublishing: FrameDataOutputDelegate, @unchecked Sendable
         self.logger = logger
     }
 
-    public var encodingTiming: TimingCounters? { state.withLock { $0.encoding ? $0.timing : nil } }
-    public var packetsPublished: Int { state.withLock { $0.packets } }
+    package var encodingTiming: TimingCounters? { state.withLock { $0.encoding ? $0.timing : nil } }
+    package var packetsPublished: Int { state.withLock { $0.packets } }
 
     /// Encodes and publishes one frame. On the encode output's queue.
-    public func frameDataOutput(_ output: FrameDataOutput, didOutput frame: VideoFrame) {
+    package func frameDataOutput(_ output: FrameDataOutput, didOutput frame: VideoFrame) {
         if isLive, !reportedBacklog, output.maxBacklog >= Self.maximumBacklog - 1 {
             reportedBacklog = true
             logger.warning("the encoder is falling behind: capture waits for it", metadata: ["source": "\(sourceID)"])
@@ -81,7 +81,7 @@ public final class VideoPublishing: FrameDataOutputDelegate, @unchecked Sendable
     }
 
     /// Publishes what the encoder still holds. On the encode output's queue, or after it drained.
-    public func finish() {
+    package func finish() {
         guard let encoder, !encoderFailed else { return }
         for packet in (try? encoder.flush()) ?? [] {
             send(packet, wallTimeNs: WallClock.nowNanoseconds(), width: encoder.width, height: encoder.height)
@@ -89,7 +89,7 @@ public final class VideoPublishing: FrameDataOutputDelegate, @unchecked Sendable
     }
 
     /// Publishes a packet the source demuxed. On the capture thread.
-    public func publishCompressed(_ packet: EncodedVideoPacket, width: Int, height: Int) {
+    package func publishCompressed(_ packet: EncodedVideoPacket, width: Int, height: Int) {
         guard demand.wanted().publish else { return }
         send(packet, wallTimeNs: WallClock.nowNanoseconds(), width: width, height: height)
     }

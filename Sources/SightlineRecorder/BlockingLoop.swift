@@ -6,10 +6,10 @@ import Synchronization
 /// Runs a service's loop that blocks (on a bus `receive`) on a thread of its own: Swift
 /// concurrency shares a thread per core (two here), and a loop that holds one while
 /// messages keep coming starves every other service (the HTTP servers first).
-public enum BlockingLoop {
+package enum BlockingLoop {
     /// Runs `body` on a new thread and returns what it returns. `body` ends when its
     /// `StopRequest` says so: a graceful shutdown of the group, or cancellation.
-    public static func run<Value: Sendable>(
+    package static func run<Value: Sendable>(
         name: String, _ body: @escaping @Sendable (StopRequest) throws -> Value
     ) async throws -> Value {
         let stop = StopRequest()
@@ -28,10 +28,10 @@ public enum BlockingLoop {
 }
 
 /// Whether a `BlockingLoop` was asked to end. Any thread.
-public final class StopRequest: Sendable {
+package final class StopRequest: Sendable {
     private let flag = Atomic(false)
 
-    public var isRequested: Bool { flag.load(ordering: .acquiring) }
+    package var isRequested: Bool { flag.load(ordering: .acquiring) }
 
     func request() { flag.store(true, ordering: .releasing) }
 }

@@ -17,14 +17,14 @@ import SightlineMovie
 /// logged and counted. Nothing undecodable is written.
 ///
 /// Not thread-safe: one thread feeds it messages, in the order they arrive.
-public final class Recorder {
-    public let configuration: RecorderConfiguration
+package final class Recorder {
+    package let configuration: RecorderConfiguration
     /// Applied after each finished file: this source's policy, and any shared overall one.
-    public let retention: RecordingRetention?
-    public private(set) var counters = RecorderCounters()
+    package let retention: RecordingRetention?
+    package private(set) var counters = RecorderCounters()
     /// `counters` with the open file's frames and bytes so far (`counters` takes them in
     /// when the file is closed): what metrics show while a file is being written.
-    public var liveCounters: RecorderCounters {
+    package var liveCounters: RecorderCounters {
         var live = counters
         if let writer {
             live.framesWritten += writer.videoSamplesWritten
@@ -36,14 +36,14 @@ public final class Recorder {
     /// no descriptors left, an I/O error). The file is finished as far as it got, and a new
     /// one is tried at the first key frame after a back-off that doubles from 0.5 s to 2 s,
     /// so recording comes back within a few seconds of the cause going, with no restart.
-    public private(set) var failureReason: String?
+    package private(set) var failureReason: String?
     /// While failing: from when the first key frame may start a new file (nil once one
     /// has), and the back-off that doubles with each failure until a frame is written.
-    public private(set) var nextAttempt: ContinuousClock.Instant?
+    package private(set) var nextAttempt: ContinuousClock.Instant?
     private var backoff: Duration?
     /// Why recording is paused, while free space is below `minimumFreeSpace`: it resumes at
     /// the first key frame once there is room again (retention, or someone, freed some).
-    public private(set) var pausedReason: String?
+    package private(set) var pausedReason: String?
     private let logger: Logger
     /// Frames dropped for what the bus brought: one line per reason every 10 s at most.
     private var dropLog: RateLimitedLog
@@ -93,7 +93,7 @@ public final class Recorder {
     /// `retention`: the rules to apply after each finished file; by default this source's own
     /// policy from `configuration`. `serve` passes one shared by every source, with the
     /// overall limits too.
-    public init(configuration: RecorderConfiguration, retention: RecordingRetention? = nil, logger: Logger) throws {
+    package init(configuration: RecorderConfiguration, retention: RecordingRetention? = nil, logger: Logger) throws {
         self.configuration = configuration
         self.retention =
             retention
@@ -110,7 +110,7 @@ public final class Recorder {
     }
 
     /// Creates the directory if needed and checks that files can be written there.
-    public static func prepare(directory: String) throws {
+    package static func prepare(directory: String) throws {
         if (try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)) == nil {
             // Foundation's message hides why; the system call says it.
             if mkdir(directory, 0o755) != 0, errno != EEXIST {
@@ -126,7 +126,7 @@ public final class Recorder {
     /// Finalises recordings a crash left in `directory`, keeping every complete fragment, and
     /// removes those cut off before their first fragment (they hold no frame). Files another
     /// recorder is writing hold its lock and are left alone.
-    public static func recoverUnfinished(in directory: String, logger: Logger) {
+    package static func recoverUnfinished(in directory: String, logger: Logger) {
         let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         for name in files.sorted() where name.hasSuffix(".mov") {
             let path = "\(directory)/\(name)"
@@ -149,7 +149,7 @@ public final class Recorder {
     }
 
     /// Handles one message of this recorder's source; others are ignored.
-    public func handle(_ received: ReceivedMessage) {
+    package func handle(_ received: ReceivedMessage) {
         let message = received.message
         guard message.source == configuration.sourceID else { return }
         switch message.kind {
@@ -187,7 +187,7 @@ public final class Recorder {
     }
 
     /// Writes everything still waiting and finalises the file.
-    public func finish() {
+    package func finish() {
         flushVideo(until: nil)
         flushAudio(until: nil)
         writeMetadata(upTo: nil)

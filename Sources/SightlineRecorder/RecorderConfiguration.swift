@@ -1,29 +1,29 @@
 import SightlineCore
 
 /// What a recorder records, where, and when it cuts files.
-public struct RecorderConfiguration: Sendable {
+package struct RecorderConfiguration: Sendable {
     /// The source to record (its video, faces and metadata messages).
-    public var sourceID: String
-    public var directory: String
+    package var sourceID: String
+    package var directory: String
     /// How often a fragment is written and synced: at most this much is lost in a crash.
-    public var fragmentInterval = MediaTime(value: 2, timescale: 1)
+    package var fragmentInterval = MediaTime(value: 2, timescale: 1)
     /// Start a new file at the first key frame after this much media time.
-    public var segmentDuration: MediaTime?
+    package var segmentDuration: MediaTime?
     /// Start a new file at the first key frame after a file reaches this size.
-    public var maximumFileSize: UInt64?
+    package var maximumFileSize: UInt64?
     /// Pause recording, keeping what was written, while free space is below this.
-    public var minimumFreeSpace: UInt64 = 512 << 20
+    package var minimumFreeSpace: UInt64 = 512 << 20
     /// How long and how much this source's recordings are kept; the oldest finished files
     /// past it are deleted (see `RecordingRetention`).
-    public var retention = RetentionPolicy()
+    package var retention = RetentionPolicy()
     /// How long video waits for the metadata about it (detection runs behind capture).
-    public var metadataDelay = MediaTime(value: 1, timescale: 1)
+    package var metadataDelay = MediaTime(value: 1, timescale: 1)
     /// Client metadata tracks every file has from its start, whether or not their
     /// identifiers have been seen yet (identifier and data type): a fixed file layout, and no
     /// new file when the first value of one arrives late.
-    public var metadataTracks: [(identifier: String, dataType: MetadataDataType)] = []
+    package var metadataTracks: [(identifier: String, dataType: MetadataDataType)] = []
 
-    public init(sourceID: String, directory: String) {
+    package init(sourceID: String, directory: String) {
         self.sourceID = sourceID
         self.directory = directory
     }
@@ -31,34 +31,34 @@ public struct RecorderConfiguration: Sendable {
 
 /// What a recorder did: every video message is written, dropped for a reason, or still
 /// waiting in the alignment delay.
-public struct RecorderCounters: Sendable, Equatable, Codable {
-    public var videoReceived = 0
-    public var framesWritten = 0
+package struct RecorderCounters: Sendable, Equatable, Codable {
+    package var videoReceived = 0
+    package var framesWritten = 0
     /// Video messages dropped, by reason: `gap` (waiting for a key frame after lost
     /// messages), `beforeKeyFrame` (joined mid-GOP), `malformed`, `diskFull` (paused below
     /// the minimum free space), `writeFailed` (in a fragment the disk refused, or while
     /// recording failed and waited to try a new file).
-    public var framesDropped: [String: Int] = [:]
+    package var framesDropped: [String: Int] = [:]
     /// Video messages lost on the way (sequence gaps), and how many gaps there were.
-    public var messagesLost = 0
-    public var gaps = 0
+    package var messagesLost = 0
+    package var gaps = 0
     /// Times recording failed (a write or a new file) and left a gap until it resumed.
-    public var writeFailures = 0
-    public var metadataWritten = 0
+    package var writeFailures = 0
+    package var metadataWritten = 0
     /// Metadata dropped, by reason: `late` (its time was already written), `malformed`,
     /// `impossibleTime`, `overflow` (more waiting for its video than a recorder holds: 8,192
     /// groups and objects together).
-    public var metadataDropped: [String: Int] = [:]
+    package var metadataDropped: [String: Int] = [:]
     /// Audio frames written, and dropped by reason: `beforeFile` (heard before the file's
     /// first frame), `noTrackInFile` (the audio started or changed format while a file was
     /// open: the next file has it), `overlap`, `noFile` (waiting too long for a key frame),
     /// `malformed`.
-    public var audioWritten = 0
-    public var audioDropped: [String: Int] = [:]
+    package var audioWritten = 0
+    package var audioDropped: [String: Int] = [:]
     /// Times the audio's timestamps jumped (gaps, overlaps, another clock).
-    public var audioJumps = 0
-    public var files: [String] = []
-    public var bytesWritten: UInt64 = 0
+    package var audioJumps = 0
+    package var files: [String] = []
+    package var bytesWritten: UInt64 = 0
 
-    public init() {}
+    package init() {}
 }

@@ -11,14 +11,14 @@ import Synchronization
 /// On start it finalises recordings a crash left behind. It records until the group shuts
 /// down (SIGINT, SIGTERM) or, with `untilSourceStops`, until its source publishes its final
 /// status; in both cases it first takes in what is still arriving, then finalises the file.
-public final class RecorderService: Service, @unchecked Sendable {
-    public let recorder: Recorder
+package final class RecorderService: Service, @unchecked Sendable {
+    package let recorder: Recorder
     private let subscriber: Subscriber
     private let published = Mutex(Snapshot(counters: RecorderCounters(), failureReason: nil))
     private let untilSourceStops: Bool
     private let logger: Logger
 
-    public init(
+    package init(
         configuration: RecorderConfiguration, endpoints: [Endpoint], curve: CurveClient? = nil, untilSourceStops: Bool,
         retention: RecordingRetention? = nil, logger: Logger
     ) throws {
@@ -42,18 +42,18 @@ public final class RecorderService: Service, @unchecked Sendable {
 
     /// What the recorder has done, for metrics and health, as of at most a quarter of a
     /// second ago (the recorder itself belongs to `run()`'s task).
-    public struct Snapshot: Sendable {
-        public var counters: RecorderCounters
+    package struct Snapshot: Sendable {
+        package var counters: RecorderCounters
         /// Why recording is failing (it tries a new file with back-off), while it is.
-        public var failureReason: String?
+        package var failureReason: String?
         /// Why recording is paused (the disk is nearly full), while it is.
-        public var pausedReason: String? = nil
+        package var pausedReason: String? = nil
         /// Bus messages the recorder's subscriber refused, by `MessageDecodingError.reason`.
-        public var rejectedMessages: [String: Int] = [:]
+        package var rejectedMessages: [String: Int] = [:]
     }
 
     /// Any thread.
-    public var snapshot: Snapshot { published.withLock { $0 } }
+    package var snapshot: Snapshot { published.withLock { $0 } }
 
     private func publishSnapshot() {
         let snapshot = Snapshot(
@@ -62,7 +62,7 @@ public final class RecorderService: Service, @unchecked Sendable {
         published.withLock { $0 = snapshot }
     }
 
-    public func run() async throws {
+    package func run() async throws {
         try await BlockingLoop.run(name: "recorder-\(recorder.configuration.sourceID)") { [self] stop in
             try record(until: stop)
         }

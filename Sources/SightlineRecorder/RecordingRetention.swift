@@ -6,19 +6,19 @@ import Synchronization
 
 /// How much recording to keep: by age, by total size, or both. Past either, the oldest
 /// finished recordings go first.
-public struct RetentionPolicy: Sendable, Equatable {
+package struct RetentionPolicy: Sendable, Equatable {
     /// Delete recordings whose last write is older than this.
-    public var keep: Duration?
+    package var keep: Duration?
     /// Delete the oldest recordings while all of them together (the ones being written
     /// included) take more bytes than this.
-    public var maximumTotal: UInt64?
+    package var maximumTotal: UInt64?
 
-    public init(keep: Duration? = nil, maximumTotal: UInt64? = nil) {
+    package init(keep: Duration? = nil, maximumTotal: UInt64? = nil) {
         self.keep = keep
         self.maximumTotal = maximumTotal
     }
 
-    public var isEmpty: Bool { keep == nil && maximumTotal == nil }
+    package var isEmpty: Bool { keep == nil && maximumTotal == nil }
 }
 
 /// Deletes the oldest recordings once a retention policy is passed, so a recorder that runs
@@ -29,27 +29,27 @@ public struct RetentionPolicy: Sendable, Equatable {
 /// only once finished: a file a writer still holds (its lock) or that a crash left
 /// unfinished and recovery has not yet finalised is never deleted. Each deletion is one log
 /// line and counted by source. Thread-safe: every recorder of a process may share one.
-public final class RecordingRetention: Sendable {
+package final class RecordingRetention: Sendable {
     /// One policy over a set of directories: one source's recordings, or all sources'.
-    public struct Rule: Sendable {
-        public var policy: RetentionPolicy
-        public var directories: [String]
+    package struct Rule: Sendable {
+        package var policy: RetentionPolicy
+        package var directories: [String]
         /// nil: every source's recordings in these directories (an overall limit).
-        public var sourceID: String?
+        package var sourceID: String?
 
-        public init(policy: RetentionPolicy, directories: [String], sourceID: String?) {
+        package init(policy: RetentionPolicy, directories: [String], sourceID: String?) {
             self.policy = policy
             self.directories = directories
             self.sourceID = sourceID
         }
 
         /// One recorder's own policy, over its own files.
-        public init(_ policy: RetentionPolicy, for recorder: RecorderConfiguration) {
+        package init(_ policy: RetentionPolicy, for recorder: RecorderConfiguration) {
             self.init(policy: policy, directories: [recorder.directory], sourceID: recorder.sourceID)
         }
     }
 
-    public let rules: [Rule]
+    package let rules: [Rule]
     private let logger: Logger
     private let state = Mutex(State())
 
@@ -74,17 +74,17 @@ public final class RecordingRetention: Sendable {
         var stamp: FileStamp
     }
 
-    public init(rules: [Rule], logger: Logger) {
+    package init(rules: [Rule], logger: Logger) {
         self.rules = rules.filter { !$0.policy.isEmpty }
         self.logger = logger
     }
 
     /// Recordings deleted so far, by source.
-    public var deleted: [String: Int] { state.withLock { $0.deleted } }
+    package var deleted: [String: Int] { state.withLock { $0.deleted } }
 
     /// Applies every rule now; returns the files deleted.
     @discardableResult
-    public func enforce(now: Date = Date()) -> [String] {
+    package func enforce(now: Date = Date()) -> [String] {
         state.withLock { state in
             state.lastPass = .now
             return rules.flatMap { enforce($0, now: now, state: &state) }
@@ -93,7 +93,7 @@ public final class RecordingRetention: Sendable {
 
     /// Applies every rule unless a pass ran within `interval`: files age while none is
     /// finished (a source that stopped), and however many recorders ask, one pass will do.
-    public func enforceIfDue(every interval: Duration = .seconds(60)) {
+    package func enforceIfDue(every interval: Duration = .seconds(60)) {
         let due = state.withLock { state in state.lastPass.map { .now - $0 >= interval } ?? true }
         if due { enforce() }
     }
@@ -167,10 +167,10 @@ public final class RecordingRetention: Sendable {
 }
 
 /// How a recorder names its files: `<source>-<yyyyMMdd'T'HHmmss'Z'>[-N].mov`.
-public enum RecordingName {
+package enum RecordingName {
     /// The source a file name says the recording is of; nil for a name a recorder does not
     /// give.
-    public static func sourceID(of name: String) -> String? {
+    package static func sourceID(of name: String) -> String? {
         guard name.hasSuffix(".mov") else { return nil }
         var stem = Substring(name.dropLast(4))
         // An optional "-N" counter after the time.

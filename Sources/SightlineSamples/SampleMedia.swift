@@ -2,16 +2,16 @@ import Foundation
 
 /// The clips that ship with Sightline, built by tools/make-media.sh from photos in PyPI
 /// packages (see that script for sources and licences).
-public enum SampleMedia {
+package enum SampleMedia {
     /// 640x480, 30 fps, 300 frames (10 s), H.264.
-    public static var faces640x480: URL { url("faces_640x480.mp4") }
+    package static var faces640x480: URL { url("faces_640x480.mp4") }
     /// The same camera path at 1280x720.
-    public static var faces1280x720: URL { url("faces_1280x720.mp4") }
+    package static var faces1280x720: URL { url("faces_1280x720.mp4") }
     /// 640x480, 30 fps, 240 frames (8 s): generated QR, EAN-13, EAN-8 and Code 128 symbols
     /// over a pan across a photo, each on known frames (tools/make-barcode-media.py).
-    public static var barcodes640x480: URL { url("barcodes_640x480.mp4") }
+    package static var barcodes640x480: URL { url("barcodes_640x480.mp4") }
     /// Which code is on which frame of `barcodes640x480`, and where (see `BarcodeTruth`).
-    public static var barcodes640x480Truth: URL { url("barcodes_640x480.truth.json") }
+    package static var barcodes640x480Truth: URL { url("barcodes_640x480.truth.json") }
 
     static func url(_ name: String) -> URL {
         Bundle.module.resourceURL!.appendingPathComponent("Media").appendingPathComponent(name)
@@ -19,29 +19,29 @@ public enum SampleMedia {
 }
 
 /// The truth file of the barcode sample, written by tools/make-barcode-media.py with it.
-public struct BarcodeTruth: Decodable, Sendable {
-    public struct Code: Decodable, Sendable {
+package struct BarcodeTruth: Decodable, Sendable {
+    package struct Code: Decodable, Sendable {
         /// Sightline's name of the symbology (`MachineReadableCodeType`'s raw value).
-        public let type: String
-        public let text: String
+        package let type: String
+        package let text: String
         /// The first and last frame (0-based) the code is on, whole.
-        public let first: Int
-        public let last: Int
+        package let first: Int
+        package let last: Int
         /// Frame number → [x, y, width, height] of the pasted symbol with its quiet zone.
-        public let boxes: [String: [Int]]
+        package let boxes: [String: [Int]]
     }
-    public let width: Int
-    public let height: Int
-    public let frames: Int
-    public let fps: Int
-    public let codes: [Code]
+    package let width: Int
+    package let height: Int
+    package let frames: Int
+    package let fps: Int
+    package let codes: [Code]
 
-    public static func load() throws -> BarcodeTruth {
+    package static func load() throws -> BarcodeTruth {
         try JSONDecoder().decode(BarcodeTruth.self, from: Data(contentsOf: SampleMedia.barcodes640x480Truth))
     }
 
     /// The codes on frame `n`, as `type:text`.
-    public func codes(onFrame n: Int) -> Set<String> {
+    package func codes(onFrame n: Int) -> Set<String> {
         Set(codes.filter { $0.first <= n && n <= $0.last }.map { "\($0.type):\($0.text)" })
     }
 }

@@ -8,15 +8,15 @@ import SightlineRecorder
 /// What to run in one process: sources to analyse, recordings to make, how they meet on the
 /// bus, retention, and the metrics endpoint. `run` gives one source, `record` one recording
 /// of a source published elsewhere, `serve` many of both from a config file.
-public struct ServicesConfiguration: Sendable {
-    public struct Source: Sendable {
-        public var id: String
+package struct ServicesConfiguration: Sendable {
+    package struct Source: Sendable {
+        package var id: String
         /// Analyse the source in this process; nil: it is published elsewhere (`record`).
-        public var pipeline: PipelineConfiguration?
+        package var pipeline: PipelineConfiguration?
         /// Record it in this process; nil: do not.
-        public var recording: RecorderConfiguration?
+        package var recording: RecorderConfiguration?
 
-        public init(id: String, pipeline: PipelineConfiguration?, recording: RecorderConfiguration?) {
+        package init(id: String, pipeline: PipelineConfiguration?, recording: RecorderConfiguration?) {
             self.id = id
             self.pipeline = pipeline
             self.recording = recording
@@ -24,7 +24,7 @@ public struct ServicesConfiguration: Sendable {
     }
 
     /// How sources and in-process subscribers (recorders) meet.
-    public enum Bus: Sendable {
+    package enum Bus: Sendable {
         /// Each pipeline binds its own `publish` endpoint and an inproc one for this
         /// process's recorder (`run`).
         case perSource
@@ -38,18 +38,18 @@ public struct ServicesConfiguration: Sendable {
         case remote([Endpoint], curve: CurveClient?)
     }
 
-    public var sources: [Source] = []
-    public var bus = Bus.perSource
+    package var sources: [Source] = []
+    package var bus = Bus.perSource
     /// Open a failed source again, with backoff, instead of ending (`serve`).
-    public var reopenFailedSources = false
+    package var reopenFailedSources = false
     /// Recorders end once their source has published its final status (`record --until-stopped`).
-    public var recordUntilSourceStops = false
+    package var recordUntilSourceStops = false
     /// A limit over every source's recordings together, beside each source's own.
-    public var overallRetention = RetentionPolicy()
+    package var overallRetention = RetentionPolicy()
     /// Serve `/metrics` and `/health` here; nil: no metrics.
-    public var metrics: OperationsEndpoint?
+    package var metrics: OperationsEndpoint?
 
-    public init() {}
+    package init() {}
 }
 
 /// Turns a `ServicesConfiguration` into running services, the same way for every command:
@@ -57,23 +57,23 @@ public struct ServicesConfiguration: Sendable {
 /// and health. `init` opens and checks everything, so bad input fails before anything runs;
 /// `run()` runs them as one swift-service-lifecycle group until the sources end or SIGINT
 /// or SIGTERM, which finalises every recording.
-public final class SightlineServices: Sendable {
-    public let configuration: ServicesConfiguration
-    public let runners: [SourceRunner]
-    public let recorders: [RecorderService]
-    public let monitored: [MonitoredSource]
+package final class SightlineServices: Sendable {
+    package let configuration: ServicesConfiguration
+    package let runners: [SourceRunner]
+    package let recorders: [RecorderService]
+    package let monitored: [MonitoredSource]
     /// Where this process's own subscribers (recorders, the console) get every source of
     /// a shared bus (`serve`).
-    public let localEndpoint: Endpoint
+    package let localEndpoint: Endpoint
     /// Where this process's own subscribers get each source it analyses: its own inproc
     /// endpoint (`run`), or `localEndpoint`.
-    public let localEndpoints: [String: Endpoint]
+    package let localEndpoints: [String: Endpoint]
     private let broker: Broker?
     private let operations: (any Service)?
     private let logger: Logger
 
     /// `onMetricsListening` gets the metrics port once it accepts connections.
-    public init(
+    package init(
         configuration: ServicesConfiguration, logger: Logger,
         onMetricsListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws {
@@ -176,7 +176,7 @@ public final class SightlineServices: Sendable {
     /// still get their final status, then the recorders, which finalise their files, and
     /// the metrics endpoint last. `extra`: more subscribers of this process (`run --print`),
     /// stopped after the sources.
-    public func run(extra: [any Service] = []) async throws {
+    package func run(extra: [any Service] = []) async throws {
         // Recorders and printers in this process subscribe before the first key frame.
         if !recorders.isEmpty || !extra.isEmpty {
             for runner in runners {

@@ -2,18 +2,18 @@ import Foundation
 import Synchronization
 
 /// Runs an independent program (ffprobe, exiftool, mediainfo) and collects what it printed.
-public enum ExternalTool {
-    public struct Output: Sendable {
-        public var status: Int32
-        public var stdout: String
-        public var stderr: String
+package enum ExternalTool {
+    package struct Output: Sendable {
+        package var status: Int32
+        package var stdout: String
+        package var stderr: String
     }
 
     /// The checkout the tests were built from, whose `tools/` and `models/` they use.
-    public static let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    package static let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
 
-    public static func run(_ name: String, _ arguments: [String]) throws -> Output {
+    package static func run(_ name: String, _ arguments: [String]) throws -> Output {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [name] + arguments
@@ -38,7 +38,7 @@ public enum ExternalTool {
     }
 
     /// Runs the tool and parses its standard output as JSON.
-    public static func json(_ name: String, _ arguments: [String]) throws -> Any {
+    package static func json(_ name: String, _ arguments: [String]) throws -> Any {
         let output = try run(name, arguments)
         return try JSONSerialization.jsonObject(with: Data(output.stdout.utf8))
     }
@@ -52,15 +52,15 @@ private final class LockedData: Sendable {
 }
 
 /// A fresh directory under the system's temporary directory, removed when released.
-public final class TemporaryDirectory: @unchecked Sendable {
-    public let path: String
+package final class TemporaryDirectory: @unchecked Sendable {
+    package let path: String
 
-    public init(_ prefix: String = "sightline") throws {
+    package init(_ prefix: String = "sightline") throws {
         path = NSTemporaryDirectory() + "\(prefix)-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
 
-    public func file(_ name: String) -> String { "\(path)/\(name)" }
+    package func file(_ name: String) -> String { "\(path)/\(name)" }
 
     deinit { try? FileManager.default.removeItem(atPath: path) }
 }

@@ -2,9 +2,9 @@ import Foundation
 import SightlineCore
 
 /// What ffprobe, exiftool and mediainfo say about a file, parsed for assertions.
-public enum IndependentReaders {
+package enum IndependentReaders {
     /// ffprobe's streams: codec type, codec tag and packet count.
-    public static func streams(_ path: String) throws -> [(type: String, tag: String, frames: Int)] {
+    package static func streams(_ path: String) throws -> [(type: String, tag: String, frames: Int)] {
         let json = try ExternalTool.json(
             "ffprobe",
             ["-v", "error", "-show_entries", "stream=codec_type,codec_tag_string,nb_frames", "-of", "json", path])
@@ -19,7 +19,7 @@ public enum IndependentReaders {
 
     /// Decodes every video frame with FFmpeg, which stops at the first decoding error
     /// (`-xerror`); returns the count, or -1 on an error.
-    public static func decodedFrames(_ path: String) throws -> Int {
+    package static func decodedFrames(_ path: String) throws -> Int {
         let output = try ExternalTool.run(
             "ffmpeg", ["-v", "error", "-xerror", "-i", path, "-map", "0:v:0", "-f", "framemd5", "-"])
         guard output.status == 0 else { return -1 }
@@ -27,7 +27,7 @@ public enum IndependentReaders {
     }
 
     /// exiftool -ee's timed metadata: one entry per sample ("Doc"), each tag's values in order.
-    public static func exiftoolDocuments(_ path: String) throws -> [Int: [String: [String]]] {
+    package static func exiftoolDocuments(_ path: String) throws -> [Int: [String: [String]]] {
         let output = try ExternalTool.run("exiftool", ["-ee", "-G3", "-a", "-n", "-s", path])
         var documents: [Int: [String: [String]]] = [:]
         for line in output.stdout.split(separator: "\n") where line.hasPrefix("[Doc") {
@@ -42,7 +42,7 @@ public enum IndependentReaders {
     }
 
     /// One frame as ffmpeg decodes it, as RGB: the frame shown at `seconds`.
-    public static func rgbFrame(_ path: String, at seconds: Double, width: Int, height: Int) throws -> RGBImage {
+    package static func rgbFrame(_ path: String, at seconds: Double, width: Int, height: Int) throws -> RGBImage {
         let raw = path + ".rgb"
         defer { try? FileManager.default.removeItem(atPath: raw) }
         // A still image has no time to seek to.
@@ -60,14 +60,14 @@ public enum IndependentReaders {
 }
 
 /// Packed RGB pixels, for checking what was drawn.
-public struct RGBImage: Sendable {
-    public let bytes: [UInt8]
-    public let width: Int
+package struct RGBImage: Sendable {
+    package let bytes: [UInt8]
+    package let width: Int
 
-    public func pixel(_ x: Int, _ y: Int) -> [Int] { (0..<3).map { Int(bytes[(y * width + x) * 3 + $0]) } }
+    package func pixel(_ x: Int, _ y: Int) -> [Int] { (0..<3).map { Int(bytes[(y * width + x) * 3 + $0]) } }
 
     /// Near the boxes' face green, #00e050 (after JPEG or H.264 and back).
-    public func isFaceGreen(_ x: Int, _ y: Int) -> Bool {
+    package func isFaceGreen(_ x: Int, _ y: Int) -> Bool {
         let p = pixel(x, y)
         return p[1] > 170 && p[0] < 90 && p[2] < 150
     }

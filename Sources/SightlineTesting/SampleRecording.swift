@@ -7,23 +7,23 @@ import SightlineSamples
 /// The bundled 640x480 clip (300 frames, 30 fps, H.264 with B-frames) remuxed with a known
 /// script of faces, a barcode, location and orientation, so tests can compare what every
 /// reader sees with what was written.
-public struct SampleRecording {
-    public static let location1 = "+48.8577+002.2950+035.000/"
-    public static let location2 = "+48.8584+002.2945+035.000/"
+package struct SampleRecording {
+    package static let location1 = "+48.8577+002.2950+035.000/"
+    package static let location2 = "+48.8584+002.2945+035.000/"
     /// A code as the recorder writes it in the codes track (docs/movie-format.md).
-    public static let barcodeJSON =
+    package static let barcodeJSON =
         #"[{"bounds":{"height":0.2,"width":0.2,"x":0.1,"y":0.1},"codeID":1,"corners":[{"x":0.1,"y":0.1},"#
         + #"{"x":0.3,"y":0.1},{"x":0.3,"y":0.3},{"x":0.1,"y":0.3}],"stringValue":"https://example.com/sightline","#
         + #""type":"qr"}]"#
-    public static let tracks: [MetadataTrackFormat] = [
+    package static let tracks: [MetadataTrackFormat] = [
         .detectedFacesWithIdentities, .videoOrientation, .locationISO6709, .detectedMachineReadableCodes,
     ]
     /// Whose face 2 is, from frame 150 on, as a gallery would have named it mid-track.
-    public static let identity = FaceIdentity(name: "Ada Lovelace", distance: 0.375)
+    package static let identity = FaceIdentity(name: "Ada Lovelace", distance: 0.375)
 
     /// Faces on frame `n` (30 fps): none for 0–29, face 1 from 30, face 2 joins at 90 (named
     /// `identity` from 150) and both leave at 200; face 3 (roll, no yaw) from 240 to the end.
-    public static func faces(onFrame n: Int) -> [FaceObject] {
+    package static func faces(onFrame n: Int) -> [FaceObject] {
         func face(_ id: Int, x: Double, roll: Double?, yaw: Double?) -> FaceObject {
             FaceObject(
                 faceID: id, bounds: NormalizedRect(x: x, y: 0.25 + Double(id) * 0.05, width: 0.2, height: 0.3),
@@ -41,12 +41,12 @@ public struct SampleRecording {
         return faces
     }
 
-    public let packets: [EncodedVideoReader.Packet]
-    public let format: VideoTrackFormat
+    package let packets: [EncodedVideoReader.Packet]
+    package let format: VideoTrackFormat
     /// Presentation time of each frame, in presentation order.
-    public let frameTimes: [MediaTime]
+    package let frameTimes: [MediaTime]
 
-    public init() throws {
+    package init() throws {
         let reader = try EncodedVideoReader(url: SampleMedia.faces640x480.path)
         var packets: [EncodedVideoReader.Packet] = []
         while let packet = try reader.next() { packets.append(packet) }
@@ -59,7 +59,7 @@ public struct SampleRecording {
 
     /// Writes the recording; without `finish` the file is left as a crash would leave it.
     @discardableResult
-    public func write(
+    package func write(
         to path: String, fragmentInterval: MediaTime? = MediaTime(value: 2, timescale: 1), finish: Bool = true
     )
         throws -> MovieWriter

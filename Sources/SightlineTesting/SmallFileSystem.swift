@@ -3,16 +3,16 @@ import SightlineCore
 
 /// A tmpfs of a given size, to fill up on purpose. Needs root (CI and these machines run
 /// as root); elsewhere the test reports itself skipped.
-public final class SmallFileSystem {
-    public let path: String
+package final class SmallFileSystem {
+    package let path: String
 
-    public static let canMount: Bool = {
+    package static let canMount: Bool = {
         guard let probe = try? SmallFileSystem(kilobytes: 64) else { return false }
         _ = probe
         return true
     }()
 
-    public init(kilobytes: Int) throws {
+    package init(kilobytes: Int) throws {
         path = NSTemporaryDirectory() + "sightline-disk-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         let mounted = try ExternalTool.run("mount", ["-t", "tmpfs", "-o", "size=\(kilobytes)k", "tmpfs", path])

@@ -1,11 +1,11 @@
 /// A small deterministic random generator (SplitMix64), so that a failing fuzz run can be
 /// repeated from its seed.
-public struct SplitMix {
+package struct SplitMix {
     private var state: UInt64
 
-    public init(seed: UInt64) { state = seed }
+    package init(seed: UInt64) { state = seed }
 
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -13,5 +13,5 @@ public struct SplitMix {
         return z ^ (z >> 31)
     }
 
-    public mutating func next(below bound: Int) -> Int { Int(next() % UInt64(bound)) }
+    package mutating func next(below bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }

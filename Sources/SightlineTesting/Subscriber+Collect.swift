@@ -6,7 +6,7 @@ extension Subscriber {
     ///
     /// Tests use this instead of "receive until a short silence": on a loaded CI machine a
     /// short silence can come before the last message, and the test then fails for nothing.
-    public func collect(
+    package func collect(
         timeout: Duration = .seconds(20), settle: Duration = .milliseconds(200),
         until done: ([ReceivedMessage]) -> Bool
     ) throws -> [ReceivedMessage] {
@@ -22,7 +22,7 @@ extension Subscriber {
     }
 
     /// `collect` until `count` messages arrived.
-    public func collect(count: Int, timeout: Duration = .seconds(20)) throws -> [ReceivedMessage] {
+    package func collect(count: Int, timeout: Duration = .seconds(20)) throws -> [ReceivedMessage] {
         try collect(timeout: timeout) { $0.count >= count }
     }
 }

@@ -4,22 +4,22 @@ import Foundation
 import SightlineCore
 
 /// A capture PCM that ALSA offers, as `sightline devices` lists it.
-public struct AudioCaptureDevice: Sendable, Codable, Equatable {
+package struct AudioCaptureDevice: Sendable, Codable, Equatable {
     /// What `--audio-device` takes: `hw:CARD,DEVICE`.
-    public var name: String
+    package var name: String
     /// The card's ID (`Loopback`, `PCH`) and the PCM's name.
-    public var card: String
-    public var description: String
+    package var card: String
+    package var description: String
 }
 
 /// How a microphone delivers samples: interleaved, at this rate, in this format.
-public struct AudioCaptureMode: Sendable, Equatable, CustomStringConvertible {
-    public enum SampleFormat: String, Sendable, CaseIterable {
+package struct AudioCaptureMode: Sendable, Equatable, CustomStringConvertible {
+    package enum SampleFormat: String, Sendable, CaseIterable {
         case s16, s32, float
     }
-    public var sampleRate: Int
-    public var channels: Int
-    public var format: SampleFormat
+    package var sampleRate: Int
+    package var channels: Int
+    package var format: SampleFormat
 
     var bytesPerFrame: Int { channels * (format == .s16 ? 2 : 4) }
 
@@ -48,7 +48,7 @@ public struct AudioCaptureMode: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public var description: String { "\(sampleRate) Hz \(channels) ch \(format.rawValue)" }
+    package var description: String { "\(sampleRate) Hz \(channels) ch \(format.rawValue)" }
 }
 
 /// One open ALSA capture PCM, through libasound: opened non-blocking, so that a busy device

@@ -11,23 +11,23 @@ import Synchronization
 /// `modeWasChosen` say what it got. When the device fails or disappears, the microphone
 /// reports `.interrupted`, opens it again with backoff and reports `.resumed`, while the
 /// camera's video goes on; the gap is a timestamp jump in its audio.
-public final class Microphone: Sendable {
+package final class Microphone: Sendable {
     /// What Sightline asks every microphone for.
-    public static let preferredMode = AudioCaptureMode(sampleRate: 48000, channels: 2, format: .s16)
+    package static let preferredMode = AudioCaptureMode(sampleRate: 48000, channels: 2, format: .s16)
 
-    public let device: String
-    public let mode: AudioCaptureMode
+    package let device: String
+    package let mode: AudioCaptureMode
     /// The source's audio as the status describes it: PCM, encoded to AAC.
-    public let description: AudioInputDescription
+    package let description: AudioInputDescription
     /// What became of the audio so far, for any thread.
-    public let counters = AudioCountersCell()
+    package let counters = AudioCountersCell()
     private let reader: Reader
     private let logger: Logger
     private let stopRequested = InterruptFlag()
     private let finished = Mutex<DispatchSemaphore?>(nil)
 
     /// Opens the device at once, so a missing or busy one is an error before anything runs.
-    public init(device: String, logger: Logger) throws {
+    package init(device: String, logger: Logger) throws {
         let capture = try AlsaCapture(name: device, wanted: Self.preferredMode)
         let encoder = try AACEncoder(
             sampleRate: capture.mode.sampleRate, channels: capture.mode.channels,
@@ -46,14 +46,14 @@ public final class Microphone: Sendable {
     }
 
     /// Whether the device could not give what Sightline asks for (48 kHz stereo s16).
-    public var modeWasChosen: Bool { mode != Self.preferredMode }
+    package var modeWasChosen: Bool { mode != Self.preferredMode }
 
     /// Every capture PCM this machine has, for `sightline devices`.
-    public static func captureDevices() -> [AudioCaptureDevice] { AlsaCapture.captureDevices() }
+    package static func captureDevices() -> [AudioCaptureDevice] { AlsaCapture.captureDevices() }
 
     /// Starts reading on the microphone's thread, which calls `onPacket` with each AAC frame
     /// and `onEvent` when the device goes and comes back, until `stop()`.
-    public func start(
+    package func start(
         onPacket: @escaping @Sendable (EncodedAudioPacket) -> Void,
         onEvent: @escaping @Sendable (CaptureSession.SourceEvent) -> Void
     ) {
@@ -67,10 +67,10 @@ public final class Microphone: Sendable {
 
     /// Asks the thread to stop; it hands over its last frames within a read (200 ms). Any
     /// thread; returns at once, so a shutdown handler can call it.
-    public func stop() { stopRequested.set() }
+    package func stop() { stopRequested.set() }
 
     /// Stops and returns once the thread has handed over its last frames. Any thread.
-    public func finish() {
+    package func finish() {
         stop()
         finished.withLock { $0 }?.wait()
     }

@@ -6,17 +6,17 @@ import SightlineCore
 /// for packed ones (YUYV, UYVY, RGB), and libavcodec's decoder for MJPEG.
 ///
 /// Not thread-safe: the capture thread owns it.
-public final class CapturedFrameConverter {
-    public let pixelFormat: V4L2PixelFormat
-    public let width: Int
-    public let height: Int
-    public let bytesPerLine: Int
+package final class CapturedFrameConverter {
+    package let pixelFormat: V4L2PixelFormat
+    package let width: Int
+    package let height: Int
+    package let bytesPerLine: Int
     private let scaler = PixelScaler()
     private var decoder: UnsafeMutablePointer<AVCodecContext>?
     private var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
     private var decoded: UnsafeMutablePointer<AVFrame>? = av_frame_alloc()
 
-    public init(pixelFormat: V4L2PixelFormat, width: Int, height: Int, bytesPerLine: Int) throws {
+    package init(pixelFormat: V4L2PixelFormat, width: Int, height: Int, bytesPerLine: Int) throws {
         self.pixelFormat = pixelFormat
         self.width = width
         self.height = height
@@ -42,7 +42,7 @@ public final class CapturedFrameConverter {
     }
 
     /// The frame in `bytes` (one buffer as the driver filled it), in a layout the pipeline reads.
-    public func convert(_ bytes: UnsafeRawBufferPointer) throws -> PixelBuffer {
+    package func convert(_ bytes: UnsafeRawBufferPointer) throws -> PixelBuffer {
         switch pixelFormat {
         case .nv12: return try copy(bytes, as: .nv12)
         case .yu12: return try copy(bytes, as: .yuv420p)
@@ -129,4 +129,4 @@ public final class CapturedFrameConverter {
 }
 
 /// A captured image that could not be decoded (a torn MJPEG frame): skipped, not fatal.
-public struct CorruptFrame: Error {}
+package struct CorruptFrame: Error {}

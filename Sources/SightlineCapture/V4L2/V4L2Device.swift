@@ -3,28 +3,28 @@ import Foundation
 import SightlineCore
 
 /// A V4L2 pixel format by its four-character code, with the names the command line uses.
-public struct V4L2PixelFormat: Sendable, Hashable, Codable, CustomStringConvertible {
-    public let fourCC: UInt32
+package struct V4L2PixelFormat: Sendable, Hashable, Codable, CustomStringConvertible {
+    package let fourCC: UInt32
 
-    public init(fourCC: UInt32) { self.fourCC = fourCC }
+    package init(fourCC: UInt32) { self.fourCC = fourCC }
 
     init(_ code: String) {
         fourCC = code.utf8.enumerated().reduce(0) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
     }
 
-    public static let yuyv = V4L2PixelFormat("YUYV")
-    public static let uyvy = V4L2PixelFormat("UYVY")
-    public static let nv12 = V4L2PixelFormat("NV12")
-    public static let yu12 = V4L2PixelFormat("YU12")
-    public static let grey = V4L2PixelFormat("GREY")
-    public static let mjpeg = V4L2PixelFormat("MJPG")
-    public static let jpeg = V4L2PixelFormat("JPEG")
-    public static let rgb24 = V4L2PixelFormat("RGB3")
-    public static let bgr24 = V4L2PixelFormat("BGR3")
+    package static let yuyv = V4L2PixelFormat("YUYV")
+    package static let uyvy = V4L2PixelFormat("UYVY")
+    package static let nv12 = V4L2PixelFormat("NV12")
+    package static let yu12 = V4L2PixelFormat("YU12")
+    package static let grey = V4L2PixelFormat("GREY")
+    package static let mjpeg = V4L2PixelFormat("MJPG")
+    package static let jpeg = V4L2PixelFormat("JPEG")
+    package static let rgb24 = V4L2PixelFormat("RGB3")
+    package static let bgr24 = V4L2PixelFormat("BGR3")
 
     /// The formats Sightline captures, in the order it prefers them: raw formats with a
     /// luma plane need no conversion; MJPEG needs decoding.
-    public static let supported: [V4L2PixelFormat] = [.nv12, .yu12, .grey, .yuyv, .uyvy, .rgb24, .bgr24, .mjpeg, .jpeg]
+    package static let supported: [V4L2PixelFormat] = [.nv12, .yu12, .grey, .yuyv, .uyvy, .rgb24, .bgr24, .mjpeg, .jpeg]
 
     static let names: [V4L2PixelFormat: String] = [
         .yuyv: "yuyv", .uyvy: "uyvy", .nv12: "nv12", .yu12: "yu12", .grey: "grey", .mjpeg: "mjpeg", .jpeg: "jpeg",
@@ -32,7 +32,7 @@ public struct V4L2PixelFormat: Sendable, Hashable, Codable, CustomStringConverti
     ]
 
     /// Parses a name (`yuyv`, `mjpeg` …) or a four-character code (`YUYV`).
-    public init?(name: String) {
+    package init?(name: String) {
         if let known = Self.names.first(where: { $0.value == name.lowercased() })?.key {
             self = known
         } else if name.utf8.count == 4 {
@@ -42,21 +42,21 @@ public struct V4L2PixelFormat: Sendable, Hashable, Codable, CustomStringConverti
         }
     }
 
-    public var code: String {
+    package var code: String {
         String((0..<4).map { Character(Unicode.Scalar(UInt8((fourCC >> (8 * $0)) & 0xFF))) })
     }
 
     /// The name, or the four-character code for formats without one (`Y10 `).
-    public var description: String { Self.names[self] ?? code }
+    package var description: String { Self.names[self] ?? code }
 
-    public var isSupported: Bool { Self.supported.contains(self) }
+    package var isSupported: Bool { Self.supported.contains(self) }
 
-    public func encode(to encoder: Encoder) throws {
+    package func encode(to encoder: Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(description)
     }
 
-    public init(from decoder: Decoder) throws {
+    package init(from decoder: Decoder) throws {
         let name = try decoder.singleValueContainer().decode(String.self)
         guard let format = V4L2PixelFormat(name: name) else {
             throw DecodingError.dataCorrupted(
@@ -67,31 +67,31 @@ public struct V4L2PixelFormat: Sendable, Hashable, Codable, CustomStringConverti
 }
 
 /// A V4L2 capture device and what it can deliver, like `AVCaptureDevice` and its `formats`.
-public struct V4L2Device: Sendable, Codable, Equatable {
-    public struct FrameSize: Sendable, Codable, Equatable {
-        public var width: Int
-        public var height: Int
+package struct V4L2Device: Sendable, Codable, Equatable {
+    package struct FrameSize: Sendable, Codable, Equatable {
+        package var width: Int
+        package var height: Int
         /// Frames per second the device offers at this size (discrete values; for a
         /// continuous range, its ends).
-        public var frameRates: [Double]
+        package var frameRates: [Double]
     }
 
-    public struct Format: Sendable, Codable, Equatable {
-        public var pixelFormat: V4L2PixelFormat
-        public var description: String
-        public var sizes: [FrameSize]
+    package struct Format: Sendable, Codable, Equatable {
+        package var pixelFormat: V4L2PixelFormat
+        package var description: String
+        package var sizes: [FrameSize]
         /// For devices that describe sizes as a range: "min–max step".
-        public var sizeRange: String?
+        package var sizeRange: String?
     }
 
-    public var path: String
-    public var driver: String
-    public var card: String
-    public var bus: String
-    public var formats: [Format]
+    package var path: String
+    package var driver: String
+    package var card: String
+    package var bus: String
+    package var formats: [Format]
 
     /// Every V4L2 video capture device on this machine (`/dev/video*`), in order.
-    public static func list() -> [V4L2Device] {
+    package static func list() -> [V4L2Device] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/dev")) ?? []
         let paths = names.filter { $0.hasPrefix("video") && Int($0.dropFirst(5)) != nil }
             .sorted { Int($0.dropFirst(5))! < Int($1.dropFirst(5))! }.map { "/dev/\($0)" }
@@ -99,7 +99,7 @@ public struct V4L2Device: Sendable, Codable, Equatable {
     }
 
     /// Opens `path` and reads its capabilities and formats.
-    public init(path: String) throws {
+    package init(path: String) throws {
         let fd = try V4L2Handle.open(path)
         defer { v4l2_close(fd) }
         try self.init(path: path, fd: fd)
@@ -194,7 +194,7 @@ public struct V4L2Device: Sendable, Codable, Equatable {
     }
 
     /// The modes Sightline can capture, in one line for errors.
-    public var supportedSummary: String {
+    package var supportedSummary: String {
         formats.filter(\.pixelFormat.isSupported).map { format in
             let sizes = format.sizes.map { size in
                 "\(size.width)x\(size.height)@\(size.frameRates.map { formatRate($0) }.joined(separator: "/"))"

@@ -11,41 +11,41 @@ import SightlineCore
 /// with backoff and reports `.resumed` when frames flow again, like
 /// `AVCaptureSessionWasInterrupted` and `InterruptionEnded`. A device that stays away for
 /// `reconnectTimeout` ends the source.
-public final class V4L2Source: FrameSource {
-    public struct Options: Sendable {
-        public var width: Int?
-        public var height: Int?
-        public var frameRate: Double?
-        public var pixelFormat: V4L2PixelFormat?
+package final class V4L2Source: FrameSource {
+    package struct Options: Sendable {
+        package var width: Int?
+        package var height: Int?
+        package var frameRate: Double?
+        package var pixelFormat: V4L2PixelFormat?
         /// How long a device may be gone before the source gives up.
-        public var reconnectTimeout: Duration = .seconds(30)
+        package var reconnectTimeout: Duration = .seconds(30)
         /// How long without a frame counts as a stalled stream.
-        public var stallTimeout: Duration = .seconds(2)
-        public var bufferCount = 4
+        package var stallTimeout: Duration = .seconds(2)
+        package var bufferCount = 4
 
-        public init() {}
+        package init() {}
     }
 
     /// What the device delivers.
-    public struct Mode: Sendable, Equatable, CustomStringConvertible {
-        public var pixelFormat: V4L2PixelFormat
-        public var width: Int
-        public var height: Int
-        public var frameRate: Double
+    package struct Mode: Sendable, Equatable, CustomStringConvertible {
+        package var pixelFormat: V4L2PixelFormat
+        package var width: Int
+        package var height: Int
+        package var frameRate: Double
 
-        public var description: String { "\(width)x\(height) \(pixelFormat) at \(formatRate(frameRate)) fps" }
+        package var description: String { "\(width)x\(height) \(pixelFormat) at \(formatRate(frameRate)) fps" }
     }
 
     /// What Sightline asks for when told nothing: detection runs well at 640x480.
-    public static let defaultMode = (width: 640, height: 480, frameRate: 30.0)
+    package static let defaultMode = (width: 640, height: 480, frameRate: 30.0)
 
-    public let path: String
-    public let options: Options
-    public private(set) var mode: Mode
-    public let input: InputDescription
-    public private(set) var endReason: String?
+    package let path: String
+    package let options: Options
+    package private(set) var mode: Mode
+    package let input: InputDescription
+    package private(set) var endReason: String?
     /// Whether the mode was chosen by Sightline rather than fully given.
-    public let modeWasChosen: Bool
+    package let modeWasChosen: Bool
 
     private var fd: Int32 = -1
     private var buffers: [(pointer: UnsafeMutableRawPointer, length: Int)] = []
@@ -59,9 +59,9 @@ public final class V4L2Source: FrameSource {
     private var frameIndex = 0
     /// Time from dequeuing a buffer to giving it back, converting in between: what capture
     /// costs per frame, waiting for the camera aside.
-    public private(set) var captureTiming = TimingCounters()
+    package private(set) var captureTiming = TimingCounters()
 
-    public init(path: String, options: Options = Options()) throws {
+    package init(path: String, options: Options = Options()) throws {
         self.path = path
         self.options = options
         let fd = try V4L2Handle.open(path)
@@ -85,7 +85,7 @@ public final class V4L2Source: FrameSource {
 
     deinit { stopStreaming() }
 
-    public func cancel() { interrupt.set() }
+    package func cancel() { interrupt.set() }
 
     // MARK: Choosing a mode
 
@@ -238,7 +238,7 @@ public final class V4L2Source: FrameSource {
         fd = -1
     }
 
-    public func read() throws -> SourceRead {
+    package func read() throws -> SourceRead {
         if let frame = pendingFrame {
             pendingFrame = nil
             return .frame(frame)
@@ -338,7 +338,7 @@ public final class V4L2Source: FrameSource {
 
 extension V4L2Source {
     /// Whether `path` names a device node (a camera) rather than a file or URL.
-    public static func isDevice(_ path: String) -> Bool {
+    package static func isDevice(_ path: String) -> Bool {
         path.hasPrefix("/dev/")
     }
 }

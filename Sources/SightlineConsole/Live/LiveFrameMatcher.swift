@@ -4,20 +4,20 @@ import SightlineMovie
 
 /// One frame of the live view with the objects (faces, codes) of that same frame: what the
 /// console pushes to the browser.
-public struct LiveFrame: Sendable, Encodable {
-    public var source: String
-    public var seq: UInt64
+package struct LiveFrame: Sendable, Encodable {
+    package var source: String
+    package var seq: UInt64
     /// The frame's media time, seconds.
-    public var time: Double
+    package var time: Double
     /// When the frame was captured, ns since 1970 (the source's clock).
-    public var wallTimeNs: UInt64
-    public var width: Int
-    public var height: Int
+    package var wallTimeNs: UInt64
+    package var width: Int
+    package var height: Int
     /// Each kind's objects by the kind's name (`faces`, `codes`); a kind the source does not
     /// detect is absent.
     var objects: [String: LiveDetections]
     /// The JPEG, base64, ready for a `data:` URL.
-    public var jpeg: String
+    package var jpeg: String
 
     /// The objects of a kind; nil when the source does not detect it.
     package subscript(kind: ObjectKind) -> LiveDetections? { objects[kind.name] }
@@ -31,7 +31,7 @@ public struct LiveFrame: Sendable, Encodable {
     }
 
     /// Each kind's objects are a field of the frame named after the kind (docs/console.md).
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Key.self)
         try container.encode(source, forKey: Key("source"))
         try container.encode(seq, forKey: Key("seq"))

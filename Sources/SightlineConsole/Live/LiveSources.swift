@@ -7,18 +7,18 @@ import SightlineMovie
 import Synchronization
 
 /// A source as the console's pages and API show it.
-public struct LiveSourceSummary: Sendable, Codable, Equatable {
-    public enum State: String, Sendable, Codable { case running, interrupted, stopped, failed }
-    public var id: String
-    public var state: State
+package struct LiveSourceSummary: Sendable, Codable, Equatable {
+    package enum State: String, Sendable, Codable { case running, interrupted, stopped, failed }
+    package var id: String
+    package var state: State
     /// Why it is interrupted, stopped or failed.
-    public var reason: String?
-    public var input: InputDescription?
-    public var detections: [String]
-    public var counters: PipelineCounters?
+    package var reason: String?
+    package var input: InputDescription?
+    package var detections: [String]
+    package var counters: PipelineCounters?
     /// Frames pushed to live viewers, and when the last message came (ns since 1970).
-    public var liveFrames: Int
-    public var lastMessageNs: UInt64
+    package var liveFrames: Int
+    package var lastMessageNs: UInt64
 }
 
 /// The console's bus subscriber: follows every source's status, and pairs each source's
@@ -27,7 +27,7 @@ public struct LiveSourceSummary: Sendable, Codable, Equatable {
 /// ZeroMQ is read on a thread of its own, so a blocking receive never holds one of Swift's
 /// few cooperative threads; viewers get what it finds through `AsyncStream`s. A source that
 /// sends nothing for `silenceLimit` shows as stopped until it speaks again.
-public final class LiveSources: Service, @unchecked Sendable {
+package final class LiveSources: Service, @unchecked Sendable {
     private struct SourceEntry {
         var summary: LiveSourceSummary
         var matcher = LiveFrameMatcher()
@@ -54,7 +54,7 @@ public final class LiveSources: Service, @unchecked Sendable {
     /// Set on graceful shutdown; the bus thread stops at its next receive timeout.
     private let stopping = Atomic(false)
 
-    public init(endpoints: [Endpoint], curve: CurveClient?, silenceLimit: Duration = .seconds(15), logger: Logger) {
+    package init(endpoints: [Endpoint], curve: CurveClient?, silenceLimit: Duration = .seconds(15), logger: Logger) {
         self.endpoints = endpoints
         self.curve = curve
         self.silenceLimit = silenceLimit
@@ -62,20 +62,20 @@ public final class LiveSources: Service, @unchecked Sendable {
     }
 
     /// Every source seen, by ID.
-    public var summaries: [LiveSourceSummary] {
+    package var summaries: [LiveSourceSummary] {
         state.withLock { $0.sources.values.map(\.summary) }.sorted { $0.id < $1.id }
     }
 
     /// Frames of `source` with their objects, as they are matched, until the viewer goes
     /// away or the console stops. The newest frame wins when a viewer falls behind.
-    public func frames(of source: String) -> AsyncStream<LiveFrame> {
+    package func frames(of source: String) -> AsyncStream<LiveFrame> {
         let (stream, continuation) = AsyncStream.makeStream(of: LiveFrame.self, bufferingPolicy: .bufferingNewest(2))
         addWatcher(Watcher(source: source, frames: continuation, summaries: nil), continuation)
         return stream
     }
 
     /// The source list now and every time a status changes.
-    public func summaryUpdates() -> AsyncStream<[LiveSourceSummary]> {
+    package func summaryUpdates() -> AsyncStream<[LiveSourceSummary]> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: [LiveSourceSummary].self, bufferingPolicy: .bufferingNewest(1))
         continuation.yield(summaries)
@@ -96,7 +96,7 @@ public final class LiveSources: Service, @unchecked Sendable {
         }
     }
 
-    public func run() async throws {
+    package func run() async throws {
         guard !endpoints.isEmpty else {
             // Recordings only: nothing to read, but the service lives as long as the group.
             try? await gracefulShutdown()

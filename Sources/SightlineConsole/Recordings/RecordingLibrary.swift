@@ -4,7 +4,7 @@ import SightlineMovie
 import Synchronization
 
 /// Why a recording cannot be served.
-public enum RecordingError: Error, Equatable, CustomStringConvertible {
+package enum RecordingError: Error, Equatable, CustomStringConvertible {
     /// The name is not a plain file name of a movie (empty, `..`, a slash, a NUL …).
     case badName(String)
     /// No such recording, or it leads out of the recordings directories (a symlink).
@@ -12,7 +12,7 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
     /// The file is there but cannot be read as a movie.
     case unreadable(name: String, reason: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .badName(let name): "'\(name.prefix(200))' is not a recording name"
         case .notFound(let name): "no recording named '\(name.prefix(200))'"
@@ -22,34 +22,34 @@ public enum RecordingError: Error, Equatable, CustomStringConvertible {
 }
 
 /// One recording as `/recordings` lists it.
-public struct RecordingSummary: Sendable, Codable, Equatable {
-    public var name: String
-    public var directory: String
+package struct RecordingSummary: Sendable, Codable, Equatable {
+    package var name: String
+    package var directory: String
     /// UTC start, from the recorder's file name (`<source>-<yyyyMMdd'T'HHmmss'Z'>.mov`), else
     /// the file's modification time less its duration; seconds since 1970.
-    public var start: Double
-    public var duration: Double
-    public var size: UInt64
+    package var start: Double
+    package var duration: Double
+    package var size: UInt64
     /// Tracks by what they hold: `video`, `faces`, `codes`, `location`, `orientation`, or a
     /// client's identifier.
-    public var tracks: [String]
+    package var tracks: [String]
     /// Distinct face and code IDs.
-    public var faces: Int
-    public var codes: Int
+    package var faces: Int
+    package var codes: Int
     /// Still being written (fragmented and changed in the last 30 s), or cut off by a crash
     /// (fragmented, older): it plays up to its last complete fragment.
-    public var inProgress: Bool
-    public var fragmented: Bool
+    package var inProgress: Bool
+    package var fragmented: Bool
     /// Why the file cannot be read, when it cannot; the other fields are then empty.
-    public var error: String?
+    package var error: String?
 }
 
 /// The recordings the console serves: the `.mov` and `.mp4` files directly inside its
 /// directories. A name is a plain file name; the first directory holding it wins. Nothing
 /// outside the directories is ever opened: names with a path in them are refused, and a
 /// symlink that leads out is treated as missing.
-public final class RecordingLibrary: Sendable {
-    public let directories: [String]
+package final class RecordingLibrary: Sendable {
+    package let directories: [String]
     private let cache = Mutex<[String: (stamp: FileStamp, summary: RecordingSummary)]>([:])
     private let metadataCache = Mutex<[String: (stamp: FileStamp, metadata: RecordingMetadata)]>([:])
 
@@ -60,12 +60,12 @@ public final class RecordingLibrary: Sendable {
 
     /// A directory that does not exist yet is listed once it does (a recorder started after
     /// the console creates it); `missing` says which are absent now, for a warning.
-    public init(directories: [String]) {
+    package init(directories: [String]) {
         self.directories = directories
     }
 
     /// The directories that do not exist (now).
-    public var missing: [String] {
+    package var missing: [String] {
         directories.filter { directory in
             var isDirectory: ObjCBool = false
             return !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory)
@@ -81,7 +81,7 @@ public final class RecordingLibrary: Sendable {
     static let movieExtensions: Set<String> = ["mov", "mp4", "m4v"]
 
     /// The file `name` stands for, checked to lie inside a recordings directory.
-    public func path(of name: String) throws -> String {
+    package func path(of name: String) throws -> String {
         guard Self.isPlainName(name) else { throw RecordingError.badName(name) }
         for directory in resolvedDirectories {
             let candidate = directory + "/" + name
@@ -102,7 +102,7 @@ public final class RecordingLibrary: Sendable {
     }
 
     /// Every recording, newest first.
-    public func list() -> [RecordingSummary] {
+    package func list() -> [RecordingSummary] {
         var seen = Set<String>()
         var summaries: [RecordingSummary] = []
         for directory in resolvedDirectories {
@@ -117,7 +117,7 @@ public final class RecordingLibrary: Sendable {
     }
 
     /// The summary of one recording.
-    public func summary(of name: String) throws -> RecordingSummary {
+    package func summary(of name: String) throws -> RecordingSummary {
         let path = try path(of: name)
         guard let summary = summary(name: name, path: path, directory: (path as NSString).deletingLastPathComponent)
         else { throw RecordingError.notFound(name) }
@@ -126,7 +126,7 @@ public final class RecordingLibrary: Sendable {
 
     /// The player's metadata for `name` (see `PlayerMetadata`), read once per version of
     /// the file.
-    public func metadata(of name: String) throws -> RecordingMetadata {
+    package func metadata(of name: String) throws -> RecordingMetadata {
         let path = try path(of: name)
         guard let stamp = Self.stamp(path) else { throw RecordingError.notFound(name) }
         return try metadata(path: path, name: name, stamp: stamp)
@@ -199,7 +199,7 @@ public final class RecordingLibrary: Sendable {
 }
 
 /// A recording's metadata as the player reads it, and the same as JSON.
-public struct RecordingMetadata: Sendable {
+package struct RecordingMetadata: Sendable {
     let player: PlayerMetadata
-    public let json: [UInt8]
+    package let json: [UInt8]
 }

@@ -3,15 +3,15 @@ import SightlineCore
 
 /// A face as the detector reports it, in pixels of the image it was given. Right and bottom
 /// are inclusive (dlib's convention) and may lie outside the image.
-public struct FaceDetection: Sendable, Hashable {
-    public var left: Int
-    public var top: Int
-    public var right: Int
-    public var bottom: Int
-    public var score: Double
-    public var subDetector: Int
+package struct FaceDetection: Sendable, Hashable {
+    package var left: Int
+    package var top: Int
+    package var right: Int
+    package var bottom: Int
+    package var score: Double
+    package var subDetector: Int
 
-    public init(left: Int, top: Int, right: Int, bottom: Int, score: Double, subDetector: Int) {
+    package init(left: Int, top: Int, right: Int, bottom: Int, score: Double, subDetector: Int) {
         self.left = left
         self.top = top
         self.right = right
@@ -20,11 +20,11 @@ public struct FaceDetection: Sendable, Hashable {
         self.subDetector = subDetector
     }
 
-    public var width: Int { right - left + 1 }
-    public var height: Int { bottom - top + 1 }
+    package var width: Int { right - left + 1 }
+    package var height: Int { bottom - top + 1 }
 
     /// Intersection over union of the two boxes, 0 when they do not overlap.
-    public func intersectionOverUnion(_ other: FaceDetection) -> Double {
+    package func intersectionOverUnion(_ other: FaceDetection) -> Double {
         let width = min(right, other.right) - max(left, other.left) + 1
         let height = min(bottom, other.bottom) - max(top, other.top) + 1
         guard width > 0, height > 0 else { return 0 }
@@ -33,7 +33,7 @@ public struct FaceDetection: Sendable, Hashable {
     }
 
     /// The box in normalised coordinates of an image of the given size.
-    public func normalizedBounds(imageWidth: Int, imageHeight: Int) -> NormalizedRect {
+    package func normalizedBounds(imageWidth: Int, imageHeight: Int) -> NormalizedRect {
         NormalizedRect(
             x: Double(left) / Double(imageWidth), y: Double(top) / Double(imageHeight),
             width: Double(width) / Double(imageWidth), height: Double(height) / Double(imageHeight))
@@ -44,7 +44,7 @@ extension FaceDetection {
     /// The face as a metadata object (ID 0 until a tracker gives it one). Yaw is the one its
     /// sub-detector implies; roll is measured on the eye line when `landmarks` are given,
     /// else implied by the sub-detector too.
-    public func faceObject(
+    package func faceObject(
         imageWidth: Int, imageHeight: Int, time: MediaTime, duration: MediaTime?, landmarks: [PixelPoint]? = nil
     ) -> FaceObject {
         let sub = FaceSubDetector(rawValue: subDetector)
@@ -62,26 +62,26 @@ extension FaceDetection {
 /// Not thread-safe: each instance belongs to one thread or serial queue (in the pipeline,
 /// the detect output's queue), which spreads each frame over `configuration.threads`
 /// threads of its own and waits for them.
-public final class FaceDetector {
-    public struct Configuration: Sendable, Equatable {
+package final class FaceDetector {
+    package struct Configuration: Sendable, Equatable {
         /// How many times the image is doubled before scanning. dlib's HOG finds faces of
         /// about 80 px and up; each doubling halves that, at about 4x the time.
-        public var upsample: Int = 0
+        package var upsample: Int = 0
         /// Added to dlib's decision threshold; negative finds more faces, and more mistakes.
-        public var adjustThreshold: Double = 0
+        package var adjustThreshold: Double = 0
         /// Detections narrower than this many pixels of the frame are ignored.
-        public var minimumFaceSize: Int = 0
+        package var minimumFaceSize: Int = 0
         /// Threads one frame's scan is spread over (pyramid levels in groups); the answers
         /// are the same with any number.
-        public var threads: Int = FaceDetector.availableCores
+        package var threads: Int = FaceDetector.availableCores
         /// Every this many analysed frames the whole frame is scanned; the frames between are
         /// scanned only around the faces found in the frame before (1: every frame whole).
-        public var fullScanInterval: Int = 1
+        package var fullScanInterval: Int = 1
         /// Frames where nothing moved since the last one scanned are not scanned: the faces
         /// found then are held (`MotionGate`).
-        public var motionGate: Bool = false
+        package var motionGate: Bool = false
 
-        public init(
+        package init(
             upsample: Int = 0, adjustThreshold: Double = 0, minimumFaceSize: Int = 0,
             threads: Int = FaceDetector.availableCores, fullScanInterval: Int = 1, motionGate: Bool = false
         ) {
@@ -93,7 +93,7 @@ public final class FaceDetector {
             self.motionGate = motionGate
         }
 
-        public func validated() throws -> Configuration {
+        package func validated() throws -> Configuration {
             guard (0...3).contains(upsample) else {
                 throw SightlineError.invalidArgument("upsample must be 0 to 3, not \(upsample)")
             }
@@ -113,13 +113,13 @@ public final class FaceDetector {
         }
     }
 
-    public let configuration: Configuration
+    package let configuration: Configuration
     /// Finds each detected face's landmarks when set (the model is optional).
-    public var landmarker: FaceLandmarker?
+    package var landmarker: FaceLandmarker?
     /// Makes this tracking detector's full scans ahead, on a detector of their own, when set
     /// (a file analysed whole). Its frames are then told of on another queue
     /// (`frameArrived(_:)`), which touches only this.
-    public var fullScansAhead: FullScansAhead?
+    package var fullScansAhead: FullScansAhead?
     let handle: OpaquePointer
     private var results = [sl_face_detection](repeating: sl_face_detection(), count: 64)
     private var regions: [sl_face_region] = []
@@ -133,11 +133,11 @@ public final class FaceDetector {
     }
     private let motionGate: MotionGate?
     /// Full scans, region scans and frames the motion gate held made so far.
-    public private(set) var scans = (full: 0, regions: 0, held: 0)
+    package private(set) var scans = (full: 0, regions: 0, held: 0)
     /// Where the C API writes an error message; kept so the per-frame path allocates nothing.
     private var errorBuffer = [CChar](repeating: 0, count: 256)
 
-    public init(configuration: Configuration = Configuration()) throws {
+    package init(configuration: Configuration = Configuration()) throws {
         self.configuration = try configuration.validated()
         try Self.checkInstructionSet()
         var error = [CChar](repeating: 0, count: 256)
@@ -151,14 +151,14 @@ public final class FaceDetector {
     deinit { sl_face_detector_destroy(handle) }
 
     /// Detects faces in a frame that has a luma plane (gray8, yuv420p, nv12).
-    public func detect(in pixels: PixelBuffer) throws -> [FaceDetection] {
+    package func detect(in pixels: PixelBuffer) throws -> [FaceDetection] {
         let luma = try pixels.requireLumaPlane()
         return try detect(
             luma: luma.baseAddress, width: pixels.width, height: pixels.height, bytesPerRow: luma.bytesPerRow)
     }
 
     /// Detects faces in 8-bit single-channel pixels read in place.
-    public func detect(luma: UnsafeRawPointer, width: Int, height: Int, bytesPerRow: Int) throws -> [FaceDetection] {
+    package func detect(luma: UnsafeRawPointer, width: Int, height: Int, bytesPerRow: Int) throws -> [FaceDetection] {
         let (upsample, threshold) = (Int32(configuration.upsample), configuration.adjustThreshold)
         let count = try callGrowingResults(&results, empty: sl_face_detection(), error: &errorBuffer) {
             sl_face_detector_detect(
@@ -171,7 +171,7 @@ public final class FaceDetector {
     /// Detects faces only within `margin` pixels around each of `faces`, at the scales
     /// that match each one's size: every face returned is one `detect(in:)` finds too, with
     /// the same box and score. Nothing is scanned when `faces` is empty.
-    public func detect(in pixels: PixelBuffer, around faces: [FaceDetection], margin: (FaceDetection) -> Int) throws
+    package func detect(in pixels: PixelBuffer, around faces: [FaceDetection], margin: (FaceDetection) -> Int) throws
         -> [FaceDetection]
     {
         let luma = try pixels.requireLumaPlane()
@@ -197,7 +197,7 @@ public final class FaceDetector {
     /// motion gate on, a frame where nothing moved is not scanned and the faces found last
     /// are returned. `fullScan`: this frame's full scan when it was made ahead (used when the
     /// frame is due one).
-    public func detectTracking(in pixels: PixelBuffer, frameDuration: MediaTime?, fullScan: [FaceDetection]? = nil)
+    package func detectTracking(in pixels: PixelBuffer, frameDuration: MediaTime?, fullScan: [FaceDetection]? = nil)
         throws -> [FaceDetection]
     {
         if let motionGate, try !motionGate.moved(pixels) {
@@ -244,17 +244,17 @@ public final class FaceDetector {
     }
 
     /// The instruction set the detector was compiled for, and what the CPU has.
-    public struct InstructionSet: Sendable, CustomStringConvertible {
-        public let compiledForAVX2: Bool
-        public let cpuHasAVX2: Bool
+    package struct InstructionSet: Sendable, CustomStringConvertible {
+        package let compiledForAVX2: Bool
+        package let cpuHasAVX2: Bool
         /// The filters go 16 columns at a time and the HOG gradients 16 pixels: the CPU has
         /// AVX-512, whatever the build.
-        public let avx512Kernels: Bool
+        package let avx512Kernels: Bool
         /// The build's set, `+AVX-512` when the kernels use it (one word, for the start line).
-        public var description: String { (compiledForAVX2 ? "AVX2" : "SSE2") + (avx512Kernels ? "+AVX-512" : "") }
+        package var description: String { (compiledForAVX2 ? "AVX2" : "SSE2") + (avx512Kernels ? "+AVX-512" : "") }
 
         /// A line to log at start-up when the detector runs slower than it could, else nil.
-        public var fallbackNotice: String? {
+        package var fallbackNotice: String? {
             if compiledForAVX2 { return nil }
             return cpuHasAVX2
                 ? "face detector was built without AVX2 although this CPU has it; rebuild without SIGHTLINE_SIMD=sse2 for about 1.5x the speed"
@@ -263,23 +263,23 @@ public final class FaceDetector {
     }
 
     /// Whether the detector built into the shim is exactly dlib's `get_frontal_face_detector()`.
-    public static var embeddedDetectorMatchesDlib: Bool { sl_face_detector_embedded_matches_dlib() != 0 }
+    package static var embeddedDetectorMatchesDlib: Bool { sl_face_detector_embedded_matches_dlib() != 0 }
 
     /// How many pixels of the image pyramid the detector builds differ from dlib's own
     /// `pyramid_down<6>` of the frame (built whole, by bands and by rectangles): 0.
-    public static func pyramidMismatches(in pixels: PixelBuffer) throws -> Int {
+    package static func pyramidMismatches(in pixels: PixelBuffer) throws -> Int {
         try mismatches(in: pixels, counted: sl_pyramid_mismatches)
     }
 
     /// How many pixels of the detector's filter responses, over every level of the frame's
     /// pyramid, differ in any bit from dlib's own `apply_filters_to_fhog`: 0.
-    public static func filterMismatches(in pixels: PixelBuffer) throws -> Int {
+    package static func filterMismatches(in pixels: PixelBuffer) throws -> Int {
         try mismatches(in: pixels, counted: sl_filter_mismatches)
     }
 
     /// How many HOG features the detector extracts, over every level of the frame's pyramid
     /// and crops of each, differ in any bit from dlib's own `extract_fhog_features`: 0.
-    public static func featureMismatches(in pixels: PixelBuffer) throws -> Int {
+    package static func featureMismatches(in pixels: PixelBuffer) throws -> Int {
         try mismatches(in: pixels, counted: sl_fhog_mismatches)
     }
 
@@ -294,9 +294,9 @@ public final class FaceDetector {
     }
 
     /// The CPUs this process may use (its affinity mask): the default number of threads.
-    public static var availableCores: Int { Int(sl_available_cpus()) }
+    package static var availableCores: Int { Int(sl_available_cpus()) }
 
-    public static var instructionSet: InstructionSet {
+    package static var instructionSet: InstructionSet {
         InstructionSet(
             compiledForAVX2: sl_dlib_compiled_simd_level() >= 2, cpuHasAVX2: sl_cpu_supports_avx2() != 0,
             avx512Kernels: sl_avx512_kernels() != 0)

@@ -11,21 +11,21 @@ import SightlineCore
 ///     {"image": "ada.jpg", "enrolledAt": "2026-11-24T08:00:00Z", "jitters": 10,
 ///      "descriptor": [-0.09, 0.12, …]}]}]}
 /// ```
-public struct FaceGallery: Sendable, Equatable, Codable {
-    public static let formatName = "sightline-face-gallery"
-    public static let currentVersion = 1
-    public static let modelName = "dlib_face_recognition_resnet_model_v1"
+package struct FaceGallery: Sendable, Equatable, Codable {
+    package static let formatName = "sightline-face-gallery"
+    package static let currentVersion = 1
+    package static let modelName = "dlib_face_recognition_resnet_model_v1"
 
     /// One enrolled image of a person.
-    public struct Enrolment: Sendable, Equatable, Codable {
+    package struct Enrolment: Sendable, Equatable, Codable {
         /// The image's file name (never its directory): where the descriptor came from.
-        public var image: String
+        package var image: String
         /// ISO 8601, UTC.
-        public var enrolledAt: String
-        public var jitters: Int
-        public var descriptor: FaceDescriptor
+        package var enrolledAt: String
+        package var jitters: Int
+        package var descriptor: FaceDescriptor
 
-        public init(image: String, enrolledAt: Date = Date(), jitters: Int, descriptor: FaceDescriptor) {
+        package init(image: String, enrolledAt: Date = Date(), jitters: Int, descriptor: FaceDescriptor) {
             self.image = image
             self.enrolledAt = ISO8601DateFormatter().string(from: enrolledAt)
             self.jitters = jitters
@@ -33,21 +33,21 @@ public struct FaceGallery: Sendable, Equatable, Codable {
         }
     }
 
-    public struct Person: Sendable, Equatable, Codable {
-        public var name: String
-        public var enrolments: [Enrolment]
+    package struct Person: Sendable, Equatable, Codable {
+        package var name: String
+        package var enrolments: [Enrolment]
     }
 
-    public var format = Self.formatName
-    public var version = Self.currentVersion
-    public var model = Self.modelName
-    public private(set) var people: [Person] = []
+    package var format = Self.formatName
+    package var version = Self.currentVersion
+    package var model = Self.modelName
+    package private(set) var people: [Person] = []
 
-    public init() {}
+    package init() {}
 
     /// Names are what events and movies show: 1 to 64 characters, none of them a control
     /// character, not only spaces.
-    public static func validate(name: String) throws {
+    package static func validate(name: String) throws {
         guard (1...64).contains(name.count), !name.allSatisfy(\.isWhitespace),
             !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
         else {
@@ -57,7 +57,7 @@ public struct FaceGallery: Sendable, Equatable, Codable {
     }
 
     /// Adds an enrolment to the person of that name, who is created when new.
-    public mutating func enrol(name: String, _ enrolment: Enrolment) throws {
+    package mutating func enrol(name: String, _ enrolment: Enrolment) throws {
         try Self.validate(name: name)
         if let index = people.firstIndex(where: { $0.name == name }) {
             people[index].enrolments.append(enrolment)
@@ -67,14 +67,14 @@ public struct FaceGallery: Sendable, Equatable, Codable {
     }
 
     /// Removes a person and every descriptor of theirs; false when there was nobody of that name.
-    public mutating func remove(name: String) -> Bool {
+    package mutating func remove(name: String) -> Bool {
         let before = people.count
         people.removeAll { $0.name == name }
         return people.count != before
     }
 
     /// The enrolled person closest to `descriptor`, when closer than `threshold`.
-    public func match(_ descriptor: FaceDescriptor, threshold: Double) -> FaceIdentity? {
+    package func match(_ descriptor: FaceDescriptor, threshold: Double) -> FaceIdentity? {
         var best: FaceIdentity?
         for person in people {
             for enrolment in person.enrolments {
@@ -88,7 +88,7 @@ public struct FaceGallery: Sendable, Equatable, Codable {
     }
 
     /// Reads a gallery; a missing file is an empty gallery when `allowMissing`.
-    public static func load(path: String, allowMissing: Bool = false) throws -> FaceGallery {
+    package static func load(path: String, allowMissing: Bool = false) throws -> FaceGallery {
         guard FileManager.default.fileExists(atPath: path) else {
             if allowMissing { return FaceGallery() }
             throw SightlineError.gallery(path: path, reason: "not found; enrol someone with 'sightline faces enroll'")
@@ -121,7 +121,7 @@ public struct FaceGallery: Sendable, Equatable, Codable {
 
     /// Writes the gallery whole to a new file readable by its owner only (mode 0600), then
     /// renames it over `path`: a crash leaves the old gallery or the new one.
-    public func save(path: String) throws {
+    package func save(path: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let data = try encoder.encode(self)

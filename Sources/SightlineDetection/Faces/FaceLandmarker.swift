@@ -3,11 +3,11 @@ import Foundation
 import SightlineCore
 
 /// A point in whole pixels of an image, as dlib's landmark predictor gives it.
-public struct PixelPoint: Sendable, Hashable {
-    public var x: Int
-    public var y: Int
+package struct PixelPoint: Sendable, Hashable {
+    package var x: Int
+    package var y: Int
 
-    public init(x: Int, y: Int) {
+    package init(x: Int, y: Int) {
         self.x = x
         self.y = y
     }
@@ -18,12 +18,12 @@ public struct PixelPoint: Sendable, Hashable {
 /// `landmarks(of:in:)` of one face is not thread-safe: it belongs to one thread or serial
 /// queue. Of many faces, it is: face detectors share one instance, which they read only
 /// (dlib's model is immutable), with buffers of their own.
-public final class FaceLandmarker {
+package final class FaceLandmarker {
     let handle: OpaquePointer
     private var points = [Int](repeating: 0, count: 2 * 68)
     private var errorBuffer = [CChar](repeating: 0, count: 256)
 
-    public init(modelPath: String) throws {
+    package init(modelPath: String) throws {
         var error = [CChar](repeating: 0, count: 512)
         guard let handle = sl_face_landmarker_create(modelPath, &error, error.count) else {
             throw SightlineError.model(path: modelPath, reason: Self.reason(String(nulTerminated: error)))
@@ -34,7 +34,7 @@ public final class FaceLandmarker {
     deinit { sl_face_landmarker_destroy(handle) }
 
     /// The landmarks of `face` in a frame that has a luma plane.
-    public func landmarks(of face: FaceDetection, in pixels: PixelBuffer) throws -> [PixelPoint] {
+    package func landmarks(of face: FaceDetection, in pixels: PixelBuffer) throws -> [PixelPoint] {
         let luma = try pixels.requireLumaPlane()
         return try landmarks(
             of: face, luma: luma.baseAddress, width: pixels.width, height: pixels.height,
@@ -42,7 +42,7 @@ public final class FaceLandmarker {
     }
 
     /// The landmarks of `face` in 8-bit single-channel pixels read in place.
-    public func landmarks(of face: FaceDetection, luma: UnsafeRawPointer, width: Int, height: Int, bytesPerRow: Int)
+    package func landmarks(of face: FaceDetection, luma: UnsafeRawPointer, width: Int, height: Int, bytesPerRow: Int)
         throws -> [PixelPoint]
     {
         let count = Int(
@@ -58,7 +58,7 @@ public final class FaceLandmarker {
     /// turns where dlib needs them, and the buffers are the call's own. `sharingThreadsOf`:
     /// a detector whose scan threads share the faces out, for a frame's latency; then only on
     /// the detector's own queue, which is not scanning meanwhile. The same points either way.
-    public func landmarks(
+    package func landmarks(
         of faces: [FaceDetection], in pixels: PixelBuffer, sharingThreadsOf detector: FaceDetector? = nil
     ) throws -> [[PixelPoint]] {
         guard !faces.isEmpty else { return [] }
@@ -99,10 +99,10 @@ public final class FaceLandmarker {
 }
 
 /// What the landmarks say about a face.
-public enum FaceLandmarks {
+package enum FaceLandmarks {
     /// The centres of the eye on the image's left and the eye on its right: for dlib's 5
     /// points, the means of points 2-3 and 0-1; for the 68 of iBUG 300-W, of 36-41 and 42-47.
-    public static func eyeCentres(_ points: [PixelPoint]) -> (
+    package static func eyeCentres(_ points: [PixelPoint]) -> (
         left: (x: Double, y: Double), right: (x: Double, y: Double)
     )? {
         let (left, right): (ClosedRange<Int>, ClosedRange<Int>)
@@ -124,7 +124,7 @@ public enum FaceLandmarks {
     /// `rollAngle`): the angle of the line from the eye on the image's left to the other.
     /// Level eyes give 0; a head tilted towards its left shoulder (the picture turned
     /// clockwise) gives a small positive angle, one tilted the other way an angle near 360.
-    public static func rollAngle(_ points: [PixelPoint]) -> Double? {
+    package static func rollAngle(_ points: [PixelPoint]) -> Double? {
         guard let eyes = eyeCentres(points) else { return nil }
         let (dx, dy) = (eyes.right.x - eyes.left.x, eyes.right.y - eyes.left.y)
         guard dx != 0 || dy != 0 else { return nil }

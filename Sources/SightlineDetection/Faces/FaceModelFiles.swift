@@ -3,18 +3,18 @@ import SightlineCore
 
 /// Where dlib's model files are: the landmark predictor and the recognition network that
 /// `tools/fetch-models.sh` fetches (models/README.md). Neither is needed to detect faces.
-public struct FaceModelFiles: Sendable, Equatable {
-    public static let landmarksFileName = "shape_predictor_5_face_landmarks.dat"
-    public static let recognitionFileName = "dlib_face_recognition_resnet_model_v1.dat"
+package struct FaceModelFiles: Sendable, Equatable {
+    package static let landmarksFileName = "shape_predictor_5_face_landmarks.dat"
+    package static let recognitionFileName = "dlib_face_recognition_resnet_model_v1.dat"
 
-    public var directory: String
+    package var directory: String
 
-    public init(directory: String) { self.directory = directory }
+    package init(directory: String) { self.directory = directory }
 
     /// `explicit` (`--models`), else `$SIGHTLINE_MODELS`, else `models/` in the working
     /// directory when it has a model, else the `models/` of the checkout this was built
     /// from, where `tools/fetch-models.sh` puts them.
-    public static func locate(
+    package static func locate(
         explicit: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> FaceModelFiles {
         if let explicit { return FaceModelFiles(directory: explicit) }
@@ -28,19 +28,19 @@ public struct FaceModelFiles: Sendable, Equatable {
         return FaceModelFiles(directory: checkout.appendingPathComponent("models").path)
     }
 
-    public var landmarksPath: String { "\(directory)/\(Self.landmarksFileName)" }
-    public var recognitionPath: String { "\(directory)/\(Self.recognitionFileName)" }
-    public var hasLandmarks: Bool { FileManager.default.fileExists(atPath: landmarksPath) }
-    public var hasRecognition: Bool { FileManager.default.fileExists(atPath: recognitionPath) }
+    package var landmarksPath: String { "\(directory)/\(Self.landmarksFileName)" }
+    package var recognitionPath: String { "\(directory)/\(Self.recognitionFileName)" }
+    package var hasLandmarks: Bool { FileManager.default.fileExists(atPath: landmarksPath) }
+    package var hasRecognition: Bool { FileManager.default.fileExists(atPath: recognitionPath) }
 
     /// The landmark predictor, or nil when its file is absent (a file that is there but
     /// cannot be read is an error).
-    public func landmarkerIfPresent() throws -> FaceLandmarker? {
+    package func landmarkerIfPresent() throws -> FaceLandmarker? {
         hasLandmarks ? try FaceLandmarker(modelPath: landmarksPath) : nil
     }
 
     /// Both models, for identities: each must be there.
-    public func recognitionModels() throws -> (FaceLandmarker, FaceRecognizer) {
+    package func recognitionModels() throws -> (FaceLandmarker, FaceRecognizer) {
         for path in [landmarksPath, recognitionPath] where !FileManager.default.fileExists(atPath: path) {
             throw SightlineError.model(path: path, reason: "not found (identities need it)")
         }

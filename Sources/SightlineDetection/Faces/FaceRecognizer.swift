@@ -3,11 +3,11 @@ import SightlineCore
 
 /// The 128 numbers dlib's recognition network gives a face. Two descriptors closer than
 /// about 0.6 (Euclidean) are the same person.
-public struct FaceDescriptor: Sendable, Hashable, Codable {
-    public static let length = Int(SL_FACE_DESCRIPTOR_LENGTH)
-    public var values: [Float]
+package struct FaceDescriptor: Sendable, Hashable, Codable {
+    package static let length = Int(SL_FACE_DESCRIPTOR_LENGTH)
+    package var values: [Float]
 
-    public init(_ values: [Float]) throws {
+    package init(_ values: [Float]) throws {
         guard values.count == Self.length, values.allSatisfy(\.isFinite) else {
             throw SightlineError.invalidArgument(
                 "a face descriptor is \(Self.length) finite numbers, not \(values.count)")
@@ -15,7 +15,7 @@ public struct FaceDescriptor: Sendable, Hashable, Codable {
         self.values = values
     }
 
-    public func distance(to other: FaceDescriptor) -> Double {
+    package func distance(to other: FaceDescriptor) -> Double {
         var sum = 0.0
         for (a, b) in zip(values, other.values) {
             let d = Double(a) - Double(b)
@@ -25,11 +25,11 @@ public struct FaceDescriptor: Sendable, Hashable, Codable {
     }
 
     /// Stored and sent as a plain array of numbers.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         try self.init(try decoder.singleValueContainer().decode([Float].self))
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(values)
     }
@@ -41,11 +41,11 @@ public struct FaceDescriptor: Sendable, Hashable, Codable {
 /// when a face enters and now and then while it stays, never on every frame.
 ///
 /// Not thread-safe: one instance per thread or serial queue.
-public final class FaceRecognizer {
+package final class FaceRecognizer {
     private let handle: OpaquePointer
     private var errorBuffer = [CChar](repeating: 0, count: 256)
 
-    public init(modelPath: String) throws {
+    package init(modelPath: String) throws {
         var error = [CChar](repeating: 0, count: 512)
         guard let handle = sl_face_describer_create(modelPath, &error, error.count) else {
             throw SightlineError.model(path: modelPath, reason: FaceLandmarker.reason(String(nulTerminated: error)))
@@ -58,7 +58,7 @@ public final class FaceRecognizer {
     /// The descriptor of the face with these landmarks (in pixels of `rgb`, an rgb24
     /// image). `jitters` above 1 averages that many randomly jittered copies (dlib's
     /// `num_jitters`): steadier, and that many times slower.
-    public func descriptor(of landmarks: [PixelPoint], in rgb: PixelBuffer, jitters: Int = 0) throws -> FaceDescriptor {
+    package func descriptor(of landmarks: [PixelPoint], in rgb: PixelBuffer, jitters: Int = 0) throws -> FaceDescriptor {
         guard rgb.format == .rgb24 else {
             throw SightlineError.invalidArgument("face descriptors need rgb24 pixels, not \(rgb.format)")
         }

@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// `frameArrived(_:)` is called on one queue, in capture order, and `fullScan(of:)` on
 /// another (the tracking detector's), in the same order.
-public final class FullScansAhead: @unchecked Sendable {
+package final class FullScansAhead: @unchecked Sendable {
     /// The whole-frame detector.
     private let scout: FaceDetector
     private let queue = DispatchQueue(label: "sightline.detect.full-scans-ahead")
@@ -24,7 +24,7 @@ public final class FullScansAhead: @unchecked Sendable {
 
     /// For a tracking detector with these settings (`fullScanInterval` > 1, no motion gate:
     /// which frames are scanned whole then depends only on their number).
-    public init(for configuration: FaceDetector.Configuration) throws {
+    package init(for configuration: FaceDetector.Configuration) throws {
         precondition(configuration.fullScanInterval > 1 && !configuration.motionGate)
         var wholeFrames = configuration
         wholeFrames.threads = Self.threads(of: configuration)
@@ -37,16 +37,16 @@ public final class FullScansAhead: @unchecked Sendable {
     /// for a full scan to be under way by the time it is needed: the interval, at most 8
     /// (frames in flight cost memory; with more frames between full scans, a full scan
     /// has more time to be made in).
-    public var framesAhead: Int { min(interval, 8) }
+    package var framesAhead: Int { min(interval, 8) }
 
     /// The threads of `configuration` that make the full scans, about half of the work: the
     /// tracking detector spreads its region scans over the others.
-    public static func threads(of configuration: FaceDetector.Configuration) -> Int {
+    package static func threads(of configuration: FaceDetector.Configuration) -> Int {
         max(1, configuration.threads / 2)
     }
 
     /// A frame that will be detected: when it is due a full scan, the scan starts.
-    public func frameArrived(_ frame: VideoFrame) {
+    package func frameArrived(_ frame: VideoFrame) {
         defer { arrived += 1 }
         guard arrived % interval == 0 else { return }
         let scan = Scan()

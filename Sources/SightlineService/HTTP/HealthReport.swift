@@ -3,30 +3,30 @@ import SightlineCore
 /// What `/health` answers: `ok` (HTTP 200) while every source runs, every microphone is
 /// heard and every recorder records; `unhealthy` (503) with one reason a problem otherwise.
 /// A file source that came to its end is `ended`, which is not a problem.
-public struct HealthReport: Sendable, Codable, Equatable {
-    public struct Source: Sendable, Codable, Equatable {
-        public var id: String
+package struct HealthReport: Sendable, Codable, Equatable {
+    package struct Source: Sendable, Codable, Equatable {
+        package var id: String
         /// `running`, `starting`, `interrupted`, `failed`, `ended`, or `recording` for a
         /// source this process only records.
-        public var state: String
-        public var reason: String?
+        package var state: String
+        package var reason: String?
         /// `recording`, `paused` (the disk is nearly full), `stopped` (a write failed), or nil
         /// when this process does not record the source.
-        public var recorder: String?
-        public var recorderReason: String?
+        package var recorder: String?
+        package var recorderReason: String?
         /// `running` or `interrupted` for a camera's microphone (`audio-device`); nil without one.
-        public var microphone: String?
-        public var microphoneReason: String?
+        package var microphone: String?
+        package var microphoneReason: String?
     }
 
-    public var status: String
-    public var sources: [Source]
+    package var status: String
+    package var sources: [Source]
     /// One line a problem, naming its source.
-    public var problems: [String]
+    package var problems: [String]
 
-    public var isHealthy: Bool { problems.isEmpty }
+    package var isHealthy: Bool { problems.isEmpty }
 
-    public init(_ monitored: [MonitoredSource]) {
+    package init(_ monitored: [MonitoredSource]) {
         sources = monitored.map(Self.source)
         problems = sources.flatMap { source -> [String] in
             var problems: [String] = []

@@ -6,17 +6,17 @@ import SightlineCore
 import SightlineHTTP
 
 /// Where the operations endpoint listens, and who may ask.
-public struct OperationsEndpoint: Sendable {
+package struct OperationsEndpoint: Sendable {
     /// Loopback unless `token` or `allowRemote`.
-    public var host: String
+    package var host: String
     /// 0 picks a free port; the log line and `onListening` say which.
-    public var port: Int
+    package var port: Int
     /// With a token, `/metrics` needs `Authorization: Bearer TOKEN` (Prometheus's
     /// `authorization` scrape setting); `/health` stays open to probes.
-    public var token: String?
-    public var allowRemote = false
+    package var token: String?
+    package var allowRemote = false
 
-    public init(host: String, port: Int, token: String? = nil, allowRemote: Bool = false) {
+    package init(host: String, port: Int, token: String? = nil, allowRemote: Bool = false) {
         self.host = host
         self.port = port
         self.token = token
@@ -24,7 +24,7 @@ public struct OperationsEndpoint: Sendable {
     }
 
     /// `HOST:PORT`, as `--metrics` and the config file's `metrics:` give it.
-    public init(listen text: String, token: String? = nil, allowRemote: Bool = false) throws {
+    package init(listen text: String, token: String? = nil, allowRemote: Bool = false) throws {
         guard let address = ListenAddress(text) else {
             throw SightlineError.invalidArgument(
                 "metrics address '\(text)' is not HOST:PORT, for example 127.0.0.1:9560")
@@ -47,8 +47,8 @@ public struct OperationsEndpoint: Sendable {
 /// The HTTP server operators point Prometheus and their probes at (Hummingbird):
 /// `GET /metrics`, the Prometheus text exposition of every metric, brought up to date at
 /// each scrape; `GET /health`, a `HealthReport` as JSON, 200 when healthy and 503 when not.
-public enum OperationsServer {
-    public static func application(
+package enum OperationsServer {
+    package static func application(
         endpoint: OperationsEndpoint, backend: MetricsBackend, metrics: SourceMetrics, sources: [MonitoredSource],
         logger: Logger, onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some Service {

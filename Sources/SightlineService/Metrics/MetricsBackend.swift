@@ -5,8 +5,8 @@ import Prometheus
 /// `/metrics` serves. Every Sightline metric is created through the swift-metrics API; this
 /// factory gives each the help text Prometheus shows (`# HELP`), which swift-metrics has no
 /// place for, and histograms of detection time buckets that fit a detector.
-public struct MetricsBackend: Sendable {
-    public let registry: PrometheusCollectorRegistry
+package struct MetricsBackend: Sendable {
+    package let registry: PrometheusCollectorRegistry
 
     /// The help text of each metric Sightline emits, by name.
     static let help: [String: String] = [
@@ -45,14 +45,14 @@ public struct MetricsBackend: Sendable {
     /// swift-metrics bootstrapped with this backend, the first time it is asked for (once per
     /// process, as swift-metrics allows), before any pipeline makes its metrics: a metric
     /// made before stays a no-op.
-    public static let shared: MetricsBackend = {
+    package static let shared: MetricsBackend = {
         let backend = MetricsBackend(registry: PrometheusCollectorRegistry())
         MetricsSystem.bootstrap(Factory(registry: backend.registry))
         return backend
     }()
 
     /// The Prometheus text exposition of every metric.
-    public func exposition() -> [UInt8] { registry.emitToBuffer() }
+    package func exposition() -> [UInt8] { registry.emitToBuffer() }
 
     private struct Factory: MetricsFactory {
         let registry: PrometheusCollectorRegistry

@@ -6,13 +6,13 @@ import Synchronization
 
 /// What metrics and health look at for one source: its runner, when this process analyses
 /// it, and its recorder, when this process records it.
-public struct MonitoredSource: Sendable {
-    public var id: String
-    public var runner: SourceRunner?
-    public var recorder: RecorderService?
-    public var recordingDirectory: String?
+package struct MonitoredSource: Sendable {
+    package var id: String
+    package var runner: SourceRunner?
+    package var recorder: RecorderService?
+    package var recordingDirectory: String?
 
-    public init(id: String, runner: SourceRunner?, recorder: RecorderService?, recordingDirectory: String?) {
+    package init(id: String, runner: SourceRunner?, recorder: RecorderService?, recordingDirectory: String?) {
         self.id = id
         self.runner = runner
         self.recorder = recorder
@@ -25,7 +25,7 @@ public struct MonitoredSource: Sendable {
 /// sees monotonic counters whose values are the status counters', with labels by source,
 /// output and reason. A source opened again starts its counters from zero; the metric
 /// goes on growing from where it was. Updated before each scrape; thread-safe.
-public final class SourceMetrics: Sendable {
+package final class SourceMetrics: Sendable {
     private let sources: [MonitoredSource]
     private let retention: RecordingRetention
     private let mirrored = Mutex<[String: Mirrored]>([:])
@@ -35,13 +35,13 @@ public final class SourceMetrics: Sendable {
         var last: Int
     }
 
-    public init(sources: [MonitoredSource], retention: RecordingRetention) {
+    package init(sources: [MonitoredSource], retention: RecordingRetention) {
         self.sources = sources
         self.retention = retention
     }
 
     /// Reads every counter now and brings the metrics up to it.
-    public func update() {
+    package func update() {
         mirrored.withLock { mirrored in
             for source in sources { update(source, &mirrored) }
             for (source, count) in retention.deleted {

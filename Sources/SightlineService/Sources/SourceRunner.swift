@@ -9,8 +9,8 @@ import Synchronization
 /// again after it fails (an unreachable URL, a stream that dropped, a camera gone past its
 /// reconnect timeout), waiting 1 s, then twice as long each time up to a minute, until the
 /// group shuts down. While it waits, health says why.
-public final class SourceRunner: Service, Sendable {
-    public let sourceID: String
+package final class SourceRunner: Service, Sendable {
+    package let sourceID: String
     private let configuration: PipelineConfiguration
     private let retry: Bool
     private let logger: Logger
@@ -27,7 +27,7 @@ public final class SourceRunner: Service, Sendable {
 
     /// Runs `pipeline`; with `reopen`, a failure opens the source again, else it ends the
     /// service (and the group) with its error.
-    public init(pipeline: AnalysisPipeline, reopen: Bool, logger: Logger) {
+    package init(pipeline: AnalysisPipeline, reopen: Bool, logger: Logger) {
         sourceID = pipeline.configuration.sourceID
         configuration = pipeline.configuration
         retry = reopen
@@ -37,7 +37,7 @@ public final class SourceRunner: Service, Sendable {
 
     /// A source that could not be opened yet: the service opens it, and again after each
     /// failure; health says why meanwhile.
-    public init(configuration: PipelineConfiguration, firstFailure: any Error, logger: Logger) {
+    package init(configuration: PipelineConfiguration, firstFailure: any Error, logger: Logger) {
         sourceID = configuration.sourceID
         self.configuration = configuration
         retry = true
@@ -46,11 +46,11 @@ public final class SourceRunner: Service, Sendable {
     }
 
     /// The pipeline running now (nil while the source cannot be opened).
-    public var pipeline: AnalysisPipeline? { state.withLock { $0.pipeline } }
+    package var pipeline: AnalysisPipeline? { state.withLock { $0.pipeline } }
 
     /// Where the source stands: the pipeline's state, or `failed` with the reason while it
     /// waits to be opened again. Any thread.
-    public var status: SourceStatus {
+    package var status: SourceStatus {
         state.withLock { state in
             if let reason = state.waitingReason { return SourceStatus(state: .failed, reason: reason) }
             return state.pipeline?.state ?? SourceStatus(state: .started)
@@ -58,12 +58,12 @@ public final class SourceRunner: Service, Sendable {
     }
 
     /// Where the source's microphone stands; nil without one (or while it is not open).
-    public var microphoneStatus: SourceStatus? { state.withLock { $0.pipeline?.microphoneStatus } }
+    package var microphoneStatus: SourceStatus? { state.withLock { $0.pipeline?.microphoneStatus } }
 
     /// Times the source was opened again after a failure.
-    public var restarts: Int { state.withLock { $0.restarts } }
+    package var restarts: Int { state.withLock { $0.restarts } }
 
-    public func run() async throws {
+    package func run() async throws {
         var backoff = Duration.seconds(1)
         var failedBefore = state.withLock { $0.given == nil }
         while !Task.isShuttingDownGracefully {
