@@ -76,7 +76,8 @@ package final class BarcodeDetector {
     }
 
     /// Reads the codes in 8-bit single-channel pixels, in place.
-    package func detect(luma: UnsafeRawPointer, width: Int, height: Int, bytesPerRow: Int) throws -> [BarcodeDetection] {
+    package func detect(luma: UnsafeRawPointer, width: Int, height: Int, bytesPerRow: Int) throws -> [BarcodeDetection]
+    {
         let image = Pass.Image(luma: luma, width: width, height: height, bytesPerRow: bytesPerRow)
         let found: [[Pass.Read]]
         if passes.count == 1 {

@@ -24,7 +24,9 @@ package struct V4L2PixelFormat: Sendable, Hashable, Codable, CustomStringConvert
 
     /// The formats Sightline captures, in the order it prefers them: raw formats with a
     /// luma plane need no conversion; MJPEG needs decoding.
-    package static let supported: [V4L2PixelFormat] = [.nv12, .yu12, .grey, .yuyv, .uyvy, .rgb24, .bgr24, .mjpeg, .jpeg]
+    package static let supported: [V4L2PixelFormat] = [
+        .nv12, .yu12, .grey, .yuyv, .uyvy, .rgb24, .bgr24, .mjpeg, .jpeg,
+    ]
 
     static let names: [V4L2PixelFormat: String] = [
         .yuyv: "yuyv", .uyvy: "uyvy", .nv12: "nv12", .yu12: "yu12", .grey: "grey", .mjpeg: "mjpeg", .jpeg: "jpeg",

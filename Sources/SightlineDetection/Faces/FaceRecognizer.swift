@@ -58,7 +58,8 @@ package final class FaceRecognizer {
     /// The descriptor of the face with these landmarks (in pixels of `rgb`, an rgb24
     /// image). `jitters` above 1 averages that many randomly jittered copies (dlib's
     /// `num_jitters`): steadier, and that many times slower.
-    package func descriptor(of landmarks: [PixelPoint], in rgb: PixelBuffer, jitters: Int = 0) throws -> FaceDescriptor {
+    package func descriptor(of landmarks: [PixelPoint], in rgb: PixelBuffer, jitters: Int = 0) throws -> FaceDescriptor
+    {
         guard rgb.format == .rgb24 else {
             throw SightlineError.invalidArgument("face descriptors need rgb24 pixels, not \(rgb.format)")
         }
