@@ -177,6 +177,9 @@ let package = Package(
                 "sightline", "SightlineSamples", "SightlineTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
+        // The recorder's decisions as values: no disk, no bus.
+        .testTarget(
+            name: "SightlineRecorderTests", dependencies: ["SightlineRecorder", "SightlineMovie", "SightlineCore"]),
         .testTarget(
             name: "SightlineServiceTests",
             dependencies: [

@@ -59,25 +59,16 @@ package final class Recorder {
     private var newestVideoTime: MediaTime?
     /// Presentation time up to which video has been handed to the writer.
     private var writtenUntil: MediaTime?
-    /// The metadata tracks every new file gets, in order: the kinds every recording
-    /// declares (faces) first, then as learned.
-    private var tracks: [(identifier: String, format: MetadataTrackFormat)] = ObjectKind.all.filter(
-        \.recordedFromStart
-    ).map { ($0.trackIdentifier, $0.trackFormat) }
+    /// The metadata tracks every new file gets.
+    private var tracks = RecordedTracks()
     /// The open file's track index and format for each identifier. A kind's track gets its
     /// extra fields in new files once the source announces them (`learnExtraFields`); until
     /// then files keep the kind's own key table (iOS's exact one for faces).
     private var fileTracks: [String: (index: Int, format: MetadataTrackFormat)] = [:]
     /// An identifier without a track in the open file: the next key frame starts a new file.
     private var wantsNewFile = false
-    private var pendingMetadata: [(identifier: String, group: TimedMetadataGroup)] = []
-    /// How much `pendingMetadata` holds: a group counts 1, and each object (face) in it 1
-    /// more. Metadata may come up to a minute ahead of the video, so the bus could otherwise
-    /// fill memory with groups of a thousand faces each.
-    private var pendingWeight = 0
-    private static let pendingWeightLimit = 1 << 13
-    /// The last group of each identifier: still valid when a new file starts.
-    private var active: [String: TimedMetadataGroup] = [:]
+    /// Metadata waiting for its video, and what holds for each identifier.
+    private var metadata = MetadataDelay()
     /// How the source's frames are turned for display (EXIF 2-8), once its status has said:
     /// new files get the matrix and an orientation track, as iOS writes them.
     private var orientation: Int?
@@ -157,11 +148,7 @@ package final class Recorder {
         case .audio: handleAudio(message, payload: received.payload)
         case .metadata: handleClientMetadata(message)
         case .status:
-            let detections = message.status?.detections ?? []
-            for kind in ObjectKind.listed(in: detections) { learnTrack(kind.trackIdentifier, kind.trackFormat) }
-            for kind in ObjectKind.all where kind.extraFields.map({ detections.contains($0.detection) }) == true {
-                learnExtraFields(of: kind)
-            }
+            for change in tracks.learn(detections: message.status?.detections ?? []) { newFilesDiffer(change) }
             if let orientation = message.status?.input?.orientation { learnOrientation(orientation) }
             if let output = message.status?.input?.audio?.output { audio.expect(output) }
             // The source ended or failed: its file is complete. One opened again (`serve`)
@@ -183,7 +170,7 @@ package final class Recorder {
         newestVideoTime = nil
         writtenUntil = nil
         audio.startNewRun()
-        for kind in ObjectKind.all { active[kind.trackIdentifier] = nil }
+        for kind in ObjectKind.all { metadata.setCurrent(nil, for: kind.trackIdentifier) }
     }
 
     /// Writes everything still waiting and finalises the file.
@@ -374,24 +361,8 @@ package final class Recorder {
             return
         }
         learnTrack(kind.trackIdentifier, kind.trackFormat)
-        if recorded.usesExtraFields { learnExtraFields(of: kind) }
+        if recorded.usesExtraFields, let change = tracks.learnExtraFields(of: kind) { newFilesDiffer(change) }
         enqueue(kind.trackIdentifier, TimedMetadataGroup(time: time, items: recorded.items))
-    }
-
-    /// The source announces a kind's extra fields (a gallery names faces): the kind's track
-    /// declares them from the next file on.
-    private func learnExtraFields(of kind: ObjectKind) {
-        guard let extra = kind.extraFields,
-            let index = tracks.firstIndex(where: { $0.identifier == kind.trackIdentifier }),
-            tracks[index].format != extra.trackFormat
-        else { return }
-        tracks[index].format = extra.trackFormat
-        if writer != nil {
-            wantsNewFile = true
-            logger.notice(
-                "\(kind.name) have \(extra.detection): a new file with their fields starts at the next key frame",
-                metadata: ["source": "\(configuration.sourceID)"])
-        }
     }
 
     /// The source is turned: new files show it turned (the video track's matrix) and say so
@@ -400,12 +371,13 @@ package final class Recorder {
         guard orientation != self.orientation, (2...8).contains(orientation) else { return }
         self.orientation = orientation
         learnTrack(MetadataIdentifier.videoOrientation, .videoOrientation)
-        active[MetadataIdentifier.videoOrientation] = TimedMetadataGroup(
+        let turned = TimedMetadataGroup(
             time: .zero,
             items: [
                 MetadataItem(
                     identifier: MetadataIdentifier.videoOrientation, dataType: .int16, value: .int(Int64(orientation)))
             ])
+        metadata.setCurrent(turned, for: MetadataIdentifier.videoOrientation)
         if writer != nil { wantsNewFile = true }
     }
 
@@ -418,7 +390,7 @@ package final class Recorder {
         }
         for item in items {
             let format = MetadataTrackFormat.client(identifier: item.identifier, dataType: item.dataType)
-            if let known = tracks.first(where: { $0.identifier == item.identifier }), known.format != format {
+            if let known = tracks.format(of: item.identifier), known != format {
                 counters.metadataDropped["dataTypeChanged", default: 0] += 1
                 continue
             }
@@ -434,40 +406,37 @@ package final class Recorder {
 
     /// Makes sure new files get a track for `identifier`.
     private func learnTrack(_ identifier: String, _ format: MetadataTrackFormat) {
-        guard !tracks.contains(where: { $0.identifier == identifier }) else { return }
-        tracks.append((identifier, format))
-        if writer != nil {
-            wantsNewFile = true
+        if let change = tracks.learn(identifier, format) { newFilesDiffer(change) }
+    }
+
+    /// New files' tracks changed: an open file ends at the next key frame.
+    private func newFilesDiffer(_ change: RecordedTracks.Change) {
+        guard writer != nil else { return }
+        wantsNewFile = true
+        switch change {
+        case .newTrack(let identifier):
             logger.notice(
                 "new metadata track: a new file starts at the next key frame",
                 metadata: ["source": "\(configuration.sourceID)", "identifier": "\(identifier)"])
+        case .extraFields(let kind, let detection):
+            logger.notice(
+                "\(kind) have \(detection): a new file with their fields starts at the next key frame",
+                metadata: ["source": "\(configuration.sourceID)"])
         }
     }
 
     private func enqueue(_ identifier: String, _ group: TimedMetadataGroup) {
-        let time = group.time
-        if let newest = newestVideoTime, (time - newest).seconds > 60 || (newest - time).seconds > 3600 {
-            counters.metadataDropped["impossibleTime", default: 0] += 1
+        if let refusal = metadata.add(group, for: identifier, newestVideo: newestVideoTime) {
+            counters.metadataDropped[refusal.rawValue, default: 0] += 1
             return
         }
-        guard pendingWeight + Self.weight(group) <= Self.pendingWeightLimit else {
-            counters.metadataDropped["overflow", default: 0] += 1
-            return
-        }
-        pendingWeight += Self.weight(group)
-        var index = pendingMetadata.endIndex
-        while index > 0, pendingMetadata[index - 1].group.time > time { index -= 1 }
-        pendingMetadata.insert((identifier, group), at: index)
         // Metadata for video already written goes straight in (or is counted as late).
-        if let written = writtenUntil, time <= written { writeMetadata(upTo: written) }
+        if let written = writtenUntil, group.time <= written { writeMetadata(upTo: written) }
     }
 
     private func writeMetadata(upTo time: MediaTime?) {
         guard let writer else { return }
-        while let (identifier, group) = pendingMetadata.first, time.map({ group.time <= $0 }) ?? true {
-            pendingMetadata.removeFirst()
-            pendingWeight -= Self.weight(group)
-            active[identifier] = group
+        for (identifier, group) in metadata.take(upTo: time) {
             guard let track = fileTracks[identifier]?.index else {
                 // The next file starts with it, if it still holds then.
                 counters.metadataDropped["noTrackInFile", default: 0] += 1
@@ -485,13 +454,6 @@ package final class Recorder {
                 counters.metadataDropped["malformed", default: 0] += 1
                 logger.warning("metadata not recorded: \(error)", metadata: ["identifier": "\(identifier)"])
             }
-        }
-    }
-
-    private static func weight(_ group: TimedMetadataGroup) -> Int {
-        group.items.reduce(1) { weight, item in
-            if case .records(let records) = item.value { return weight + records.count }
-            return weight + 1
         }
     }
 
@@ -529,14 +491,15 @@ package final class Recorder {
             unlink(path)  // a file that could not start holds nothing
             throw error
         }
-        fileTracks = Dictionary(uniqueKeysWithValues: tracks.enumerated().map { ($1.identifier, ($0, $1.format)) })
+        fileTracks = Dictionary(
+            uniqueKeysWithValues: tracks.tracks.enumerated().map { ($1.identifier, ($0, $1.format)) })
         fileAudio = audio.format.map { (0, $0) }
         fileVideoStart = decodeTime
         wantsNewFile = false
         // What holds when the file starts (faces on screen, the position) is in it from its
         // first frame.
-        for (index, track) in tracks.enumerated() {
-            guard let group = active[track.identifier], !group.items.isEmpty else { continue }
+        for (index, track) in tracks.tracks.enumerated() {
+            guard let group = metadata.current[track.identifier], !group.items.isEmpty else { continue }
             if let duration = group.duration, group.time + duration <= time { continue }
             try writer.append(
                 TimedMetadataGroup(time: time, items: itemsForFile(track.identifier, group.items)),
@@ -557,7 +520,7 @@ package final class Recorder {
         path: String, format: VideoTrackFormat, sound: MovieWriter.PassthroughTrackFormat?, next: NextFile
     ) throws -> MovieWriter {
         try MovieWriter(
-            path: path, video: format, metadataTracks: tracks.map(\.format),
+            path: path, video: format, metadataTracks: tracks.tracks.map(\.format),
             passthroughTracks: sound.map { [$0] } ?? [],
             configuration: .init(
                 fragmentInterval: configuration.fragmentInterval,
