@@ -30,7 +30,7 @@ package final class MediaFileSource: FrameSource {
     /// sender, not a file read as fast as it can be.
     package var isNetworkStream: Bool { url.contains("://") && !url.hasPrefix("file:") }
     package private(set) var input: InputDescription
-    private let options: Options
+    package let options: Options
     private var format: UnsafeMutablePointer<AVFormatContext>?
     private var decoder: UnsafeMutablePointer<AVCodecContext>?
     private let streamIndex: Int32

@@ -10,13 +10,9 @@ import Synchronization
 
 /// Everything `sightline run` needs to know.
 package struct PipelineConfiguration: Sendable {
-    package var source: String
+    /// A camera or media, with the options of its kind.
+    package var source: PipelineSource
     package var sourceID: String = "cam1"
-    package var sourceOptions = MediaFileSource.Options()
-    /// For a V4L2 device (`/dev/video*`): mode and reconnection.
-    package var camera = V4L2Source.Options()
-    /// A microphone recorded as a camera's sound: an ALSA capture device (`hw:1,0`); nil: none.
-    package var audioDevice: String?
     /// How the source is mounted, as an EXIF orientation (1-8), over what the source says
     /// (a file's display matrix): a camera mounted turned. Recordings show it turned.
     package var orientation: Int?
@@ -58,7 +54,10 @@ package struct PipelineConfiguration: Sendable {
     /// More endpoints the publisher binds, such as an inproc one for an in-process recorder.
     package var alsoPublish: [Endpoint] = []
 
-    package init(source: String) { self.source = source }
+    package init(source: PipelineSource) { self.source = source }
+
+    /// A camera (a device node) or media (anything else) with their default options.
+    package init(source name: String) { self.init(source: .named(name)) }
 }
 
 /// The detectors `sightline run --detect` can turn on, by the names of the kinds they find.
@@ -109,27 +108,8 @@ package final class AnalysisPipeline: Service, Sendable {
         if let orientation = configuration.orientation, !(1...8).contains(orientation) {
             throw SightlineError.invalidArgument("orientation \(orientation) is not an EXIF orientation 1-8")
         }
-        let source: any FrameSource
-        let file: MediaFileSource?
-        if V4L2Source.isDevice(configuration.source) {
-            if let audio = configuration.sourceOptions.audio, audio != .off {
-                throw SightlineError.invalidArgument(
-                    "--audio \(audio.rawValue): \(configuration.source) is a camera, which has no audio stream (--audio-device adds a microphone)"
-                )
-            }
-            let camera = try V4L2Source(path: configuration.source, options: configuration.camera)
-            logger.info(
-                "camera",
-                metadata: ["device": "\(camera.path)", "mode": "\(camera.mode)", "chosen": "\(camera.modeWasChosen)"])
-            (source, file) = (camera, nil)
-        } else if let device = configuration.audioDevice {
-            throw SightlineError.invalidArgument(
-                "--audio-device \(device) goes with a camera (/dev/video…), not with \(configuration.source)")
-        } else {
-            let opened = try MediaFileSource(url: configuration.source, options: configuration.sourceOptions)
-            (source, file) = (opened, opened)
-        }
-        let isLive = file.map { $0.isNetworkStream || configuration.sourceOptions.realtime } ?? true
+        let (source, file) = try Self.open(configuration.source, logger: logger)
+        let isLive = file.map { $0.isNetworkStream || $0.options.realtime } ?? true
         let discardLateFrames = configuration.discardLateFrames ?? isLive
         analysisMode = discardLateFrames ? .dropLate : .everyFrame
         let analysingWholeFile = !isLive && !discardLateFrames
@@ -205,7 +185,7 @@ package final class AnalysisPipeline: Service, Sendable {
                         maximumFramesInFlight: VideoPublishing.maximumBacklog))
             }
         }
-        if let device = configuration.audioDevice {
+        if case .camera(_, _, let device?) = configuration.source {
             let microphone = try Microphone(device: device, logger: logger)
             logger.info(
                 "microphone",
@@ -241,6 +221,22 @@ package final class AnalysisPipeline: Service, Sendable {
                     maximumRate: configuration.metadataInRate),
                 sourceID: configuration.sourceID, publisher: publisher,
                 mediaTime: { session.mediaTime(atWallTimeNs: $0) }, logger: logger)
+        }
+    }
+
+    /// The source's frames, and the same as media when it is a file or stream (its packets,
+    /// its audio).
+    private static func open(_ source: PipelineSource, logger: Logger) throws -> (any FrameSource, MediaFileSource?) {
+        switch source {
+        case .camera(let path, let options, _):
+            let camera = try V4L2Source(path: path, options: options)
+            logger.info(
+                "camera",
+                metadata: ["device": "\(camera.path)", "mode": "\(camera.mode)", "chosen": "\(camera.modeWasChosen)"])
+            return (camera, nil)
+        case .media(let url, let options):
+            let media = try MediaFileSource(url: url, options: options)
+            return (media, media)
         }
     }
 

@@ -37,6 +37,9 @@ enum OptionValues {
         return value
     }
 
+    /// `text` as a message shows it unquoted: whole up to 80 characters, cut beyond.
+    static func cut(_ text: String) -> String { text.count <= 80 ? text : "\(text.prefix(80))…" }
+
     /// A value as an error line shows it: quoted, and cut to 80 characters.
     static func shown(_ text: String) -> String {
         text.count <= 80 ? "'\(text)'" : "'\(text.prefix(80))…' (\(text.utf8.count) bytes)"

@@ -116,7 +116,7 @@ struct PipelineBenchCommand: AsyncParsableCommand {
 
             guard latencyRounds > 0 else { continue }
             configuration.discardLateFrames = true
-            configuration.sourceOptions = MediaFileSource.Options(realtime: true)
+            configuration.source = .media(url: clip, options: MediaFileSource.Options(realtime: true))
             var paced = PacedDetection()
             var live = RealTimeRun()
             for round in 0..<latencyRounds {

@@ -99,7 +99,7 @@ struct RunCommand: AsyncParsableCommand {
         if let failure { throw failure }
         for file in services.recorders.first?.recorder.counters.files ?? [] { logger.notice("recording: \(file)") }
         if let counters = runner.pipeline?.finalCounters, counters.framesIn == 0 {
-            throw SightlineError.sourceFailed(source: pipeline.source, reason: "no frame could be decoded")
+            throw SightlineError.sourceFailed(source: pipeline.source.name, reason: "no frame could be decoded")
         }
     }
 }

@@ -28,8 +28,8 @@ struct SourceOptions: ParsableArguments {
     @Option(help: "Camera pixel format: yuyv, nv12, yu12, grey, mjpeg … (V4L2 devices).")
     var pixelFormat: String?
 
-    @Option(help: "Seconds a camera may stay unplugged or failed before the run stops.")
-    var reconnectTimeout = 30.0
+    @Option(help: "Seconds a camera may stay unplugged or failed before the run stops (default 30).")
+    var reconnectTimeout: Double?
 
     @Option(
         help:
@@ -128,9 +128,39 @@ struct SourceOptions: ParsableArguments {
             }
             options.pixelFormat = format
         }
-        options.reconnectTimeout = try OptionValues.duration(
-            reconnectTimeout, option: "--reconnect-timeout", allowZero: true)
+        if let reconnectTimeout {
+            options.reconnectTimeout = try OptionValues.duration(
+                reconnectTimeout, option: "--reconnect-timeout", allowZero: true)
+        }
         return options
+    }
+
+    /// A camera with its mode and microphone, or media with its pacing and audio; an option
+    /// of the other kind is refused with one line that names it and the source.
+    private func pipelineSource() throws -> PipelineSource {
+        let name = source ?? SampleMedia.faces640x480.path
+        let cameraOptions = try cameraOptions()  // checked whichever the source
+        guard V4L2Source.isDevice(name) else {
+            let given: [(String, Bool)] = [
+                ("--size", size != nil), ("--fps", fps != nil), ("--pixel-format", pixelFormat != nil),
+                ("--reconnect-timeout", reconnectTimeout != nil),
+                ("--audio-device \(audioDevice.map(OptionValues.cut) ?? "")", audioDevice != nil),
+            ]
+            if let option = given.first(where: \.1)?.0 {
+                throw SightlineError.invalidArgument(
+                    "\(option) goes with a camera (/dev/video…), not with \(OptionValues.cut(name))")
+            }
+            return .media(url: name, options: MediaFileSource.Options(realtime: realtime, loop: loop, audio: audio))
+        }
+        if let audio, audio != .off {
+            throw SightlineError.invalidArgument(
+                "--audio \(audio.rawValue): \(name) is a camera, which has no audio stream (--audio-device adds a microphone)"
+            )
+        }
+        if let option = [("--realtime", realtime), ("--loop", loop)].first(where: \.1)?.0 {
+            throw SightlineError.invalidArgument("\(option) goes with a file, not with \(name), which is a camera")
+        }
+        return .camera(path: name, options: cameraOptions, microphone: audioDevice)
     }
 
     /// The source as `SightlineServices` runs it; the bus (where it publishes, with which
@@ -144,11 +174,8 @@ struct SourceOptions: ParsableArguments {
             )
         }
         let statusInterval = try OptionValues.duration(statusInterval, option: "--status-interval")
-        var configuration = PipelineConfiguration(source: source ?? SampleMedia.faces640x480.path)
+        var configuration = PipelineConfiguration(source: try pipelineSource())
         configuration.sourceID = sourceID
-        configuration.sourceOptions = MediaFileSource.Options(realtime: realtime, loop: loop, audio: audio)
-        configuration.camera = try cameraOptions()
-        configuration.audioDevice = audioDevice
         if let orientation {
             guard (1...8).contains(orientation) else {
                 throw ValidationError("--orientation \(orientation) is not an EXIF orientation 1-8")

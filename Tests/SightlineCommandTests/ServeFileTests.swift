@@ -33,7 +33,7 @@ import Testing
           - source-id: lobby
             source: \(SampleMedia.faces640x480.path)
             realtime: true
-            fps: 30
+            loop: true
           - source-id: shelf
             source: \(SampleMedia.faces640x480.path)
             detect: faces,barcodes

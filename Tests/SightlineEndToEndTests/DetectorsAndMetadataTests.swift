@@ -114,12 +114,12 @@ import Testing
     /// are counted by reason, and the run goes on.
     @Test func clientMetadataIsCheckedPlacedAndRecorded() async throws {
         let input = try Endpoint("tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())")
-        var configuration = PipelineConfiguration(source: SampleMedia.barcodes640x480.path)
-        configuration.publish = try Endpoint("inproc://metadata-e2e")
-        configuration.detect = [.barcodes]
         // Looped until the client is done: on a loaded machine, sending can take longer than
         // the clip.
-        configuration.sourceOptions = MediaFileSource.Options(realtime: true, loop: true)
+        var configuration = PipelineConfiguration(
+            source: .media(url: SampleMedia.barcodes640x480.path, options: .init(realtime: true, loop: true)))
+        configuration.publish = try Endpoint("inproc://metadata-e2e")
+        configuration.detect = [.barcodes]
         configuration.video = .always
         configuration.metadataIn = input
         configuration.metadataInRate = 50
@@ -263,7 +263,7 @@ import Testing
         var configuration = PipelineConfiguration(source: SampleMedia.barcodes640x480.path)
         configuration.publish = try Endpoint("inproc://frames-e2e-\(format)")
         configuration.detect = [.barcodes]
-        configuration.sourceOptions.realtime = true
+        configuration.source = .media(url: configuration.source.name, options: .init(realtime: true))
         var frames = FramesConfiguration(format: format)
         frames.rate = 5
         configuration.frames = frames

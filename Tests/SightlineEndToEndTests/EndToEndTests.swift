@@ -70,7 +70,7 @@ let logger = Logger(label: "test")
         #expect(throws: SightlineError.sourceUnavailable(source: "/no/such/file.mp4", reason: "no such file")) {
             try AnalysisPipeline(configuration: configuration, logger: logger)
         }
-        configuration.source = SampleMedia.faces640x480.path
+        configuration.source = .named(SampleMedia.faces640x480.path)
         configuration.sourceID = "a/b"
         #expect(throws: SightlineError.self) { try AnalysisPipeline(configuration: configuration, logger: logger) }
     }
@@ -229,6 +229,24 @@ let logger = Logger(label: "test")
     ])
     func badOptions(arguments: [String], text: String) throws {
         try expectOneLineError(arguments, mentioning: text)
+    }
+
+    /// An option of one kind of source given to another is refused before anything opens:
+    /// one line naming both, exit 1 (a camera that does not exist is not even looked for).
+    @Test(arguments: [
+        (["--size", "1280x720"], "--size goes with a camera (/dev/video…), not with /"),
+        (["--fps", "15"], "--fps goes with a camera"),
+        (["--pixel-format", "mjpeg"], "--pixel-format goes with a camera"),
+        (["--reconnect-timeout", "5"], "--reconnect-timeout goes with a camera"),
+        (["--source", "/dev/video-none", "--realtime"], "--realtime goes with a file, not with /dev/video-none"),
+        (["--source", "/dev/video-none", "--loop"], "--loop goes with a file, not with /dev/video-none"),
+        (["--source", "/dev/video-none", "--audio", "aac"], "--audio aac: /dev/video-none is a camera"),
+    ])
+    func optionsOfAnotherKindOfSource(arguments: [String], text: String) throws {
+        let outcome = try sightline(["run", "--publish", "inproc://mismatch"] + arguments)
+        #expect(outcome.status == 1)
+        #expect(outcome.stderrLines.count == 1, "\(outcome.stderrLines)")
+        #expect(outcome.stderrLines.first?.contains(text) == true, "\(outcome.stderrLines)")
     }
 
     /// SIGINT and SIGTERM stop a live run gracefully: exit 0 and a final status whose

@@ -23,15 +23,16 @@ struct V4L2PipelineTests {
     /// The camera at 640x360, 30 fps. Codes rather than faces: dlib takes seconds a frame in
     /// the emulated VM, and the camera is what these tests are about.
     private func cameraConfiguration(publish: String) throws -> PipelineConfiguration {
-        var configuration = PipelineConfiguration(source: "/dev/video0")
+        var camera = V4L2Source.Options()
+        camera.width = 640
+        camera.height = 360
+        camera.frameRate = 30
+        camera.pixelFormat = .yuyv
+        var configuration = PipelineConfiguration(source: .camera(path: "/dev/video0", options: camera))
         configuration.sourceID = "webcam"
         configuration.publish = try Endpoint(publish)
         configuration.video = .off
         configuration.detect = [.barcodes]
-        configuration.camera.width = 640
-        configuration.camera.height = 360
-        configuration.camera.frameRate = 30
-        configuration.camera.pixelFormat = .yuyv
         return configuration
     }
 

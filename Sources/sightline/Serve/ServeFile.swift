@@ -227,11 +227,11 @@ struct ServeFile {
                     "\(path):\(line("source-id")): source ID '\(source.id)' is already used at \(first)")
             }
             ids[source.id] = ids[source.id] ?? line("source-id")
-            if let pipeline = source.pipeline, V4L2Source.isDevice(pipeline.source) {
-                let device = URL(fileURLWithPath: pipeline.source).resolvingSymlinksInPath().path
+            if let camera = source.pipeline?.source.devicePath {
+                let device = URL(fileURLWithPath: camera).resolvingSymlinksInPath().path
                 if let other = devices[device] {
                     problems.append(
-                        "\(path):\(line("source")): source '\(source.id)' uses \(pipeline.source), which source '\(other)' already uses"
+                        "\(path):\(line("source")): source '\(source.id)' uses \(camera), which source '\(other)' already uses"
                     )
                 }
                 devices[device] = source.id
