@@ -98,119 +98,40 @@ package final class AnalysisPipeline: Service, Sendable {
     package let analysisMode: SourceStatus.Analysis
 
     package init(configuration: PipelineConfiguration, logger: Logger) throws {
-        guard SourceID.isValid(configuration.sourceID) else {
-            throw SightlineError.invalidArgument(
-                "source ID '\(configuration.sourceID)' must be 1-64 letters, digits, '.', '_' or '-'")
-        }
+        try Self.check(configuration)
         self.configuration = configuration
         self.logger = logger
-        guard !configuration.detect.isEmpty else { throw SightlineError.invalidArgument("nothing to detect") }
-        if let orientation = configuration.orientation, !(1...8).contains(orientation) {
-            throw SightlineError.invalidArgument("orientation \(orientation) is not an EXIF orientation 1-8")
-        }
         let (source, file) = try Self.open(configuration.source, logger: logger)
         let isLive = file.map { $0.isNetworkStream || $0.options.realtime } ?? true
         let discardLateFrames = configuration.discardLateFrames ?? isLive
         analysisMode = discardLateFrames ? .dropLate : .everyFrame
-        let analysingWholeFile = !isLive && !discardLateFrames
         // Detectors check their settings before anything is bound, so a bad option is the
         // error reported, not a busy port.
-        let faceDetectors =
-            try configuration.detect.contains(.faces)
-            ? Self.faceDetectors(configuration.detector, analysingWholeFile: analysingWholeFile) : []
-        let identification =
-            faceDetectors.isEmpty ? nil : try Self.loadFaceModels(into: faceDetectors, configuration, logger)
-        let barcodeDetector =
-            try configuration.detect.contains(.barcodes)
-            ? BarcodeDetector(configuration: configuration.barcodes) : nil
-        // Where frames keep time, the first ones are detected as fast as the rest; a file
-        // analysed whole has no latency to keep and skips the blank scans.
-        if !analysingWholeFile {
-            for detector in faceDetectors { try detector.prepare(for: source.input) }
-            try barcodeDetector?.prepare(for: source.input)
-        }
+        let detectors = try Detectors(
+            configuration, input: source.input, analysingWholeFile: !isLive && !discardLateFrames, logger: logger)
         publisher = try Publisher(
             endpoint: configuration.publish, alsoBind: configuration.alsoPublish,
             allowRemote: configuration.allowRemote, curve: configuration.curve,
             connectsToBroker: configuration.connectToBroker, brokerCurve: configuration.brokerCurve,
             logger: logger)
-        // Each detector has its own output and queue, so a slow one never holds up another.
-        // Analysing every frame of a file: the file waits for the detector (bounded memory).
-        var outputs: [FrameDataOutput] = []
-        let publisher = self.publisher
-        func analysis<Detector: MetadataObjectDetector>(
-            _ detectors: [Detector], annotator: (any TrackedObjectAnnotator<Detector.Object>)? = nil,
-            output name: String
-        ) -> ObjectAnalysis<Detector> {
-            let analysis = ObjectAnalysis(
-                detectors: detectors, annotator: annotator, publisher: publisher, sourceID: configuration.sourceID,
-                logger: logger)
-            outputs.append(
-                FrameDataOutput(
-                    name: name, delegate: analysis, alwaysDiscardsLateFrames: discardLateFrames,
-                    maximumFramesInFlight: 4))
-            return analysis
-        }
-        if !faceDetectors.isEmpty {
-            if let notice = FaceDetector.instructionSet.fallbackNotice { logger.warning("\(notice)") }
-            faces = analysis(faceDetectors, annotator: identification, output: "detect")
-        } else {
-            faces = nil
-        }
-        codes = barcodeDetector.map { analysis([$0], output: "codes") }
-        if let frames = configuration.frames {
-            let framesOutput = try FramesPublishing(
-                configuration: frames, publisher: publisher, sourceID: configuration.sourceID, logger: logger)
-            self.framesOutput = framesOutput
-            // Newest wins: one frame waits at most, the rest are dropped as late.
-            outputs.append(
-                FrameDataOutput(
-                    name: "frames", delegate: framesOutput, alwaysDiscardsLateFrames: true, maximumFramesInFlight: 1))
-        } else {
-            framesOutput = nil
-        }
+        var outputs = Outputs(
+            publisher: publisher, sourceID: configuration.sourceID, discardLateFrames: discardLateFrames,
+            logger: logger)
+        faces =
+            detectors.faces.isEmpty
+            ? nil : outputs.analysis(detectors.faces, annotator: detectors.identification, name: "detect")
+        codes = detectors.codes.map { outputs.analysis([$0], name: "codes") }
+        framesOutput = try configuration.frames.map { try outputs.frames($0) }
         video = VideoPublishing(
             publisher: publisher, sourceID: configuration.sourceID, mode: configuration.video,
             encoder: configuration.encoder, frameRate: source.input.frameRate ?? 30,
             isLive: isLive, logger: logger)
-        if configuration.video != .off {
-            if let file, file.h264ParameterSets != nil, !configuration.reencode {
-                let (video, width, height) = (video, file.input.width, file.input.height)
-                file.onCompressedPacket = { video.publishCompressed($0, width: width, height: height) }
-            } else {
-                // Every frame is encoded: a file waits for the encoder rather than dropping frames.
-                outputs.append(
-                    FrameDataOutput(
-                        name: "encode", delegate: video, alwaysDiscardsLateFrames: false,
-                        maximumFramesInFlight: VideoPublishing.maximumBacklog))
-            }
-        }
-        if case .camera(_, _, let device?) = configuration.source {
-            let microphone = try Microphone(device: device, logger: logger)
-            logger.info(
-                "microphone",
-                metadata: [
-                    "device": "\(device)", "mode": "\(microphone.mode)", "chosen": "\(microphone.modeWasChosen)",
-                ])
-            self.microphone = microphone
-            microphonePublishing = AudioPublishing(
-                publisher: publisher, sourceID: configuration.sourceID, format: microphone.description.output)
-            audioCounters = microphone.counters
-        } else if let file, let audio = file.input.audio {
-            let publishing = AudioPublishing(
-                publisher: publisher, sourceID: configuration.sourceID, format: audio.output)
-            file.onAudioPacket = { publishing.publish($0) }
-            (microphone, microphonePublishing, audioCounters) = (nil, nil, file.audioCounters)
-        } else {
-            (microphone, microphonePublishing, audioCounters) = (nil, nil, nil)
-        }
-        if let problem = file?.audioProblem {
-            logger.warning("the source's audio is left out", metadata: ["reason": "\(problem)"])
-        }
-        let sourceID = configuration.sourceID
-        let currentState = StateCell()
+        if configuration.video != .off { outputs.video(video, from: file, reencode: configuration.reencode) }
+        let sound = try Sound(configuration, file: file, publisher: publisher, logger: logger)
+        (microphone, microphonePublishing, audioCounters) = (sound.microphone, sound.publishing, sound.counters)
+        let (publisher, sourceID, currentState) = (self.publisher, configuration.sourceID, StateCell())
         self.currentState = currentState
-        let session = CaptureSession(source: source, outputs: outputs, logger: logger) { event in
+        let session = CaptureSession(source: source, outputs: outputs.all, logger: logger) { event in
             Self.publish(event, publisher: publisher, sourceID: sourceID, state: currentState, device: nil)
         }
         self.session = session
@@ -221,22 +142,6 @@ package final class AnalysisPipeline: Service, Sendable {
                     maximumRate: configuration.metadataInRate),
                 sourceID: configuration.sourceID, publisher: publisher,
                 mediaTime: { session.mediaTime(atWallTimeNs: $0) }, logger: logger)
-        }
-    }
-
-    /// The source's frames, and the same as media when it is a file or stream (its packets,
-    /// its audio).
-    private static func open(_ source: PipelineSource, logger: Logger) throws -> (any FrameSource, MediaFileSource?) {
-        switch source {
-        case .camera(let path, let options, _):
-            let camera = try V4L2Source(path: path, options: options)
-            logger.info(
-                "camera",
-                metadata: ["device": "\(camera.path)", "mode": "\(camera.mode)", "chosen": "\(camera.modeWasChosen)"])
-            return (camera, nil)
-        case .media(let url, let options):
-            let media = try MediaFileSource(url: url, options: options)
-            return (media, media)
         }
     }
 
@@ -306,13 +211,26 @@ package final class AnalysisPipeline: Service, Sendable {
 
     /// Runs and returns the final counters.
     package func runToCompletion() async throws -> PipelineCounters {
+        let input = self.input
+        await start(input)
+        let completion: Result<CaptureSession.Completion, Error>
+        do {
+            completion = .success(try await capture(input))
+        } catch {
+            completion = .failure(error)
+        }
+        return try await finish(completion)
+    }
+
+    /// Waits for a subscriber if asked to, says the source started (log and status), and
+    /// starts the inputs beside the capture: metadata from other services, the microphone.
+    private func start(_ input: InputDescription) async {
         if let wait = configuration.waitForSubscriber {
             logger.info("waiting for a subscriber", metadata: ["endpoint": "\(publisher.endpoint)"])
             if await !publisher.waitForSubscriber(timeout: wait) {
                 logger.warning("no subscriber after \(wait); publishing anyway")
             }
         }
-        let input = self.input
         logger.info(
             "started",
             metadata: [
@@ -339,41 +257,43 @@ package final class AnalysisPipeline: Service, Sendable {
                     Self.publish($0, publisher: publisher, sourceID: sourceID, state: state, device: "microphone")
                 })
         }
+    }
 
-        let completion: Result<CaptureSession.Completion, Error>
-        do {
-            let session = self.session
-            completion = .success(
-                try await withGracefulShutdownHandler {
-                    try await withThrowingTaskGroup(of: CaptureSession.Completion?.self) { group in
-                        group.addTask { try await session.run() }
-                        group.addTask { [self] in
-                            while !Task.isCancelled {
-                                try? await Task.sleep(for: configuration.statusInterval)
-                                if Task.isCancelled { break }
-                                publishStatus(
-                                    SourceStatus(
-                                        state: .running, input: input, counters: counters, detections: detections,
-                                        analysis: analysisMode))
-                            }
-                            return nil
-                        }
-                        // The status task ends only when cancelled; wait for the session.
-                        while let next = try await group.next() {
-                            if let completion = next {
-                                group.cancelAll()
-                                return completion
-                            }
-                        }
-                        return .stopped
+    /// Captures until the source ends, a graceful shutdown or cancellation, with a `running`
+    /// status and its counters every `statusInterval` meanwhile.
+    private func capture(_ input: InputDescription) async throws -> CaptureSession.Completion {
+        let session = self.session
+        return try await withGracefulShutdownHandler {
+            try await withThrowingTaskGroup(of: CaptureSession.Completion?.self) { group in
+                group.addTask { try await session.run() }
+                group.addTask { [self] in
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: configuration.statusInterval)
+                        if Task.isCancelled { break }
+                        publishStatus(
+                            SourceStatus(
+                                state: .running, input: input, counters: counters, detections: detections,
+                                analysis: analysisMode))
                     }
-                } onGracefulShutdown: { [self] in
-                    stop()
-                })
-        } catch {
-            completion = .failure(error)
+                    return nil
+                }
+                // The status task ends only when cancelled; wait for the session.
+                while let next = try await group.next() {
+                    if let completion = next {
+                        group.cancelAll()
+                        return completion
+                    }
+                }
+                return .stopped
+            }
+        } onGracefulShutdown: { [self] in
+            stop()
         }
+    }
 
+    /// Ends the inputs and outputs, publishes the final status with every counter, and
+    /// returns the counters (or the capture's error).
+    private func finish(_ completion: Result<CaptureSession.Completion, Error>) async throws -> PipelineCounters {
         metadataInput?.stop()
         microphone?.finish()
         faces?.finish()  // session.run() has drained the detector and encoder outputs
@@ -401,60 +321,6 @@ package final class AnalysisPipeline: Service, Sendable {
     private var detections: [String] {
         let named = configuration.identities?.gallery != nil ? ObjectKind.faces.extraFields.map { [$0.detection] } : nil
         return (configuration.detect.map(\.kind.detection) + (named ?? [])).sorted()
-    }
-
-    /// The face detectors: for a file analysed whole, scanning each frame whole, one per
-    /// thread, each detecting a frame of its own at the same time, so the cores never wait
-    /// for each other within a frame; tracking a file analysed whole, one whose full scans
-    /// are made ahead on a thread of their own; otherwise one that spreads each frame over
-    /// the threads, for a live source's latency and because tracking and the motion gate
-    /// start each frame from the one before.
-    private static func faceDetectors(_ configuration: FaceDetector.Configuration, analysingWholeFile: Bool) throws
-        -> [FaceDetector]
-    {
-        let configuration = try configuration.validated()
-        guard analysingWholeFile, configuration.threads > 1, !configuration.motionGate else {
-            return [try FaceDetector(configuration: configuration)]
-        }
-        if configuration.fullScanInterval > 1 {
-            // Tracking: one detector in capture order, its full scans made ahead on threads of their own.
-            var tracking = configuration
-            tracking.threads -= FullScansAhead.threads(of: configuration)
-            let detector = try FaceDetector(configuration: tracking)
-            detector.fullScansAhead = try FullScansAhead(for: configuration)
-            return [detector]
-        }
-        var oneThread = configuration
-        oneThread.threads = 1
-        return try (0..<configuration.threads).map { _ in try FaceDetector(configuration: oneThread) }
-    }
-
-    /// Gives the face detectors the landmark model when there is one (one line when not),
-    /// and returns what names faces when identities are asked for; that needs both models.
-    /// The detectors share the model, which dlib reads from any number of threads.
-    private static func loadFaceModels(
-        into detectors: [FaceDetector], _ configuration: PipelineConfiguration, _ logger: Logger
-    ) throws -> FaceIdentification? {
-        let models = configuration.models
-        guard let identities = try configuration.identities?.validated() else {
-            let landmarker = try models.landmarkerIfPresent()
-            for detector in detectors { detector.landmarker = landmarker }
-            if landmarker == nil {
-                logger.notice(
-                    "no landmark model: faces have no landmarks, roll comes from the HOG filter and there are no identities; fetch it with tools/fetch-models.sh",
-                    metadata: ["missing": "\(models.landmarksPath)"])
-            }
-            return nil
-        }
-        let (landmarker, recognizer) = try models.recognitionModels()
-        for detector in detectors { detector.landmarker = landmarker }
-        logger.info(
-            "naming faces",
-            metadata: [
-                "people": "\(identities.gallery?.people.count ?? 0)", "threshold": "\(identities.matchThreshold)",
-                "refresh": "\(identities.refreshInterval)s", "publish-descriptors": "\(identities.publishDescriptors)",
-            ])
-        return FaceIdentification(configuration: identities, recognizer: recognizer, logger: logger)
     }
 
     private func publishStatus(_ status: SourceStatus) {

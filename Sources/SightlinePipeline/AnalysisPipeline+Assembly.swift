@@ -1,0 +1,209 @@
+import Logging
+import SightlineBus
+import SightlineCapture
+import SightlineCore
+import SightlineDetection
+
+/// How a pipeline is put together from its configuration: the source, the detectors, the
+/// outputs frames go to, and the sound. `AnalysisPipeline.init` calls these in that order.
+extension AnalysisPipeline {
+    /// What the configuration is refused for before anything opens.
+    static func check(_ configuration: PipelineConfiguration) throws {
+        guard SourceID.isValid(configuration.sourceID) else {
+            throw SightlineError.invalidArgument(
+                "source ID '\(configuration.sourceID)' must be 1-64 letters, digits, '.', '_' or '-'")
+        }
+        guard !configuration.detect.isEmpty else { throw SightlineError.invalidArgument("nothing to detect") }
+        if let orientation = configuration.orientation, !(1...8).contains(orientation) {
+            throw SightlineError.invalidArgument("orientation \(orientation) is not an EXIF orientation 1-8")
+        }
+    }
+
+    /// The source's frames, and the same as media when it is a file or stream (its packets,
+    /// its audio).
+    static func open(_ source: PipelineSource, logger: Logger) throws -> (any FrameSource, MediaFileSource?) {
+        switch source {
+        case .camera(let path, let options, _):
+            let camera = try V4L2Source(path: path, options: options)
+            logger.info(
+                "camera",
+                metadata: ["device": "\(camera.path)", "mode": "\(camera.mode)", "chosen": "\(camera.modeWasChosen)"])
+            return (camera, nil)
+        case .media(let url, let options):
+            let media = try MediaFileSource(url: url, options: options)
+            return (media, media)
+        }
+    }
+
+    /// The detectors the configuration asks for, their settings checked and their models
+    /// loaded.
+    struct Detectors {
+        var faces: [FaceDetector] = []
+        /// What names faces, when identities are asked for.
+        var identification: FaceIdentification?
+        var codes: BarcodeDetector?
+
+        init(
+            _ configuration: PipelineConfiguration, input: InputDescription, analysingWholeFile: Bool, logger: Logger
+        ) throws {
+            if configuration.detect.contains(.faces) {
+                faces = try AnalysisPipeline.faceDetectors(
+                    configuration.detector, analysingWholeFile: analysingWholeFile)
+                identification = try AnalysisPipeline.loadFaceModels(into: faces, configuration, logger)
+                if let notice = FaceDetector.instructionSet.fallbackNotice { logger.warning("\(notice)") }
+            }
+            if configuration.detect.contains(.barcodes) {
+                codes = try BarcodeDetector(configuration: configuration.barcodes)
+            }
+            // Where frames keep time, the first ones are detected as fast as the rest; a file
+            // analysed whole has no latency to keep and skips the blank scans.
+            if !analysingWholeFile {
+                for detector in faces { try detector.prepare(for: input) }
+                try codes?.prepare(for: input)
+            }
+        }
+    }
+
+    /// The outputs frames go to, each with its own queue, so a slow one never holds up
+    /// another.
+    struct Outputs {
+        let publisher: Publisher
+        let sourceID: String
+        let discardLateFrames: Bool
+        let logger: Logger
+        private(set) var all: [FrameDataOutput] = []
+
+        init(publisher: Publisher, sourceID: String, discardLateFrames: Bool, logger: Logger) {
+            (self.publisher, self.sourceID, self.discardLateFrames, self.logger) = (
+                publisher, sourceID, discardLateFrames, logger
+            )
+        }
+
+        /// Detectors behind an output of their own. Analysing every frame of a file: the
+        /// file waits for them (bounded memory).
+        mutating func analysis<Detector: MetadataObjectDetector>(
+            _ detectors: [Detector], annotator: (any TrackedObjectAnnotator<Detector.Object>)? = nil, name: String
+        ) -> ObjectAnalysis<Detector> {
+            let analysis = ObjectAnalysis(
+                detectors: detectors, annotator: annotator, publisher: publisher, sourceID: sourceID, logger: logger)
+            all.append(
+                FrameDataOutput(
+                    name: name, delegate: analysis, alwaysDiscardsLateFrames: discardLateFrames,
+                    maximumFramesInFlight: 4))
+            return analysis
+        }
+
+        /// Downscaled frames for other services' detectors: newest wins, one frame waits at
+        /// most, the rest are dropped as late.
+        mutating func frames(_ configuration: FramesConfiguration) throws -> FramesPublishing {
+            let output = try FramesPublishing(
+                configuration: configuration, publisher: publisher, sourceID: sourceID, logger: logger)
+            all.append(
+                FrameDataOutput(
+                    name: "frames", delegate: output, alwaysDiscardsLateFrames: true, maximumFramesInFlight: 1))
+            return output
+        }
+
+        /// The video: an H.264 file or stream passes its packets on unless re-encoded;
+        /// otherwise every frame is encoded, and a file waits for the encoder rather than
+        /// dropping frames.
+        mutating func video(_ video: VideoPublishing, from file: MediaFileSource?, reencode: Bool) {
+            if let file, file.h264ParameterSets != nil, !reencode {
+                let (width, height) = (file.input.width, file.input.height)
+                file.onCompressedPacket = { video.publishCompressed($0, width: width, height: height) }
+                return
+            }
+            all.append(
+                FrameDataOutput(
+                    name: "encode", delegate: video, alwaysDiscardsLateFrames: false,
+                    maximumFramesInFlight: VideoPublishing.maximumBacklog))
+        }
+    }
+
+    /// The source's sound: a camera's microphone, or a file's or stream's own audio.
+    struct Sound {
+        var microphone: Microphone?
+        /// The microphone's publishing (a file's is driven by the file).
+        var publishing: AudioPublishing?
+        var counters: AudioCountersCell?
+
+        init(_ configuration: PipelineConfiguration, file: MediaFileSource?, publisher: Publisher, logger: Logger)
+            throws
+        {
+            if case .camera(_, _, let device?) = configuration.source {
+                let microphone = try Microphone(device: device, logger: logger)
+                logger.info(
+                    "microphone",
+                    metadata: [
+                        "device": "\(device)", "mode": "\(microphone.mode)", "chosen": "\(microphone.modeWasChosen)",
+                    ])
+                self.microphone = microphone
+                publishing = AudioPublishing(
+                    publisher: publisher, sourceID: configuration.sourceID, format: microphone.description.output)
+                counters = microphone.counters
+            } else if let file, let audio = file.input.audio {
+                let publishing = AudioPublishing(
+                    publisher: publisher, sourceID: configuration.sourceID, format: audio.output)
+                file.onAudioPacket = { publishing.publish($0) }
+                counters = file.audioCounters
+            }
+            if let problem = file?.audioProblem {
+                logger.warning("the source's audio is left out", metadata: ["reason": "\(problem)"])
+            }
+        }
+    }
+
+    /// The face detectors: for a file analysed whole, scanning each frame whole, one per
+    /// thread, each detecting a frame of its own at the same time, so the cores never wait
+    /// for each other within a frame; tracking a file analysed whole, one whose full scans
+    /// are made ahead on a thread of their own; otherwise one that spreads each frame over
+    /// the threads, for a live source's latency and because tracking and the motion gate
+    /// start each frame from the one before.
+    fileprivate static func faceDetectors(_ configuration: FaceDetector.Configuration, analysingWholeFile: Bool) throws
+        -> [FaceDetector]
+    {
+        let configuration = try configuration.validated()
+        guard analysingWholeFile, configuration.threads > 1, !configuration.motionGate else {
+            return [try FaceDetector(configuration: configuration)]
+        }
+        if configuration.fullScanInterval > 1 {
+            // Tracking: one detector in capture order, its full scans made ahead on threads of their own.
+            var tracking = configuration
+            tracking.threads -= FullScansAhead.threads(of: configuration)
+            let detector = try FaceDetector(configuration: tracking)
+            detector.fullScansAhead = try FullScansAhead(for: configuration)
+            return [detector]
+        }
+        var oneThread = configuration
+        oneThread.threads = 1
+        return try (0..<configuration.threads).map { _ in try FaceDetector(configuration: oneThread) }
+    }
+
+    /// Gives the face detectors the landmark model when there is one (one line when not),
+    /// and returns what names faces when identities are asked for; that needs both models.
+    /// The detectors share the model, which dlib reads from any number of threads.
+    fileprivate static func loadFaceModels(
+        into detectors: [FaceDetector], _ configuration: PipelineConfiguration, _ logger: Logger
+    ) throws -> FaceIdentification? {
+        let models = configuration.models
+        guard let identities = try configuration.identities?.validated() else {
+            let landmarker = try models.landmarkerIfPresent()
+            for detector in detectors { detector.landmarker = landmarker }
+            if landmarker == nil {
+                logger.notice(
+                    "no landmark model: faces have no landmarks, roll comes from the HOG filter and there are no identities; fetch it with tools/fetch-models.sh",
+                    metadata: ["missing": "\(models.landmarksPath)"])
+            }
+            return nil
+        }
+        let (landmarker, recognizer) = try models.recognitionModels()
+        for detector in detectors { detector.landmarker = landmarker }
+        logger.info(
+            "naming faces",
+            metadata: [
+                "people": "\(identities.gallery?.people.count ?? 0)", "threshold": "\(identities.matchThreshold)",
+                "refresh": "\(identities.refreshInterval)s", "publish-descriptors": "\(identities.publishDescriptors)",
+            ])
+        return FaceIdentification(configuration: identities, recognizer: recognizer, logger: logger)
+    }
+}
