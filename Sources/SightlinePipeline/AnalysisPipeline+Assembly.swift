@@ -32,6 +32,8 @@ extension AnalysisPipeline {
         case .media(let url, let options):
             let media = try MediaFileSource(url: url, options: options)
             return (media, media)
+        case .frames(let frames, let input):
+            return (MemoryFrameSource(frames: frames, input: input), nil)
         }
     }
 

@@ -102,7 +102,12 @@ package final class AnalysisPipeline: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         let (source, file) = try Self.open(configuration.source, logger: logger)
-        let isLive = file.map { $0.isNetworkStream || $0.options.realtime } ?? true
+        let isLive =
+            switch configuration.source {
+            case .camera: true
+            case .media: file.map { $0.isNetworkStream || $0.options.realtime } ?? true
+            case .frames: false
+            }
         let discardLateFrames = configuration.discardLateFrames ?? isLive
         analysisMode = discardLateFrames ? .dropLate : .everyFrame
         // Detectors check their settings before anything is bound, so a bad option is the

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SightlineBus
+import SightlineCapture
 import SightlineCore
 import SightlinePipeline
 import SightlineSamples
@@ -62,6 +63,37 @@ let logger = Logger(label: "test")
             #expect(face.bounds.width > 0.1 && face.bounds.width < 0.5)
             #expect(face.bounds.x > -0.2 && face.bounds.x < 1)
         }
+    }
+
+    /// The same run from frames held in memory, to a subscriber in the process (inproc: no
+    /// port, no file), gives the same faces, IDs and events as the file gives.
+    @Test func framesInMemoryGiveTheFilesFaces() async throws {
+        let file = try MediaFileSource(url: SampleMedia.faces640x480.path)
+        var frames: [VideoFrame] = []
+        while case .frame(let frame) = try file.read() { frames.append(frame) }
+        #expect(frames.count == 300)
+
+        func run(_ source: PipelineSource, _ name: String) async throws -> [Message] {
+            var configuration = PipelineConfiguration(source: source)
+            configuration.publish = try Endpoint("inproc://memory-\(name)")
+            configuration.discardLateFrames = false
+            configuration.video = .off
+            configuration.waitForSubscriber = .seconds(20)
+            let pipeline = try AnalysisPipeline(configuration: configuration, logger: logger)
+            let subscriber = try Subscriber(
+                endpoints: [configuration.publish],
+                topics: Subscriber.topics(kinds: [.faces, .events, .status], source: nil))
+            let counters = try await pipeline.runToCompletion()
+            #expect(counters.framesIn == 300 && counters.outputs["detect"] == OutputCounters(delivered: 300))
+            return try subscriber.collect { $0.last?.message.status?.state == .stopped }.map(\.message)
+        }
+        let fromMemory = try await run(.frames(frames, input: file.input), "frames")
+        let fromFile = try await run(.named(SampleMedia.faces640x480.path), "file")
+        func faces(_ messages: [Message]) -> [[FaceObject]] { messages.compactMap(\.faces).filter { !$0.isEmpty } }
+        #expect(faces(fromMemory).count == 294)
+        #expect(faces(fromMemory) == faces(fromFile))
+        #expect(fromMemory.compactMap(\.event) == fromFile.compactMap(\.event))
+        #expect(fromMemory.first?.status?.input?.url == SampleMedia.faces640x480.path)
     }
 
     @Test func failsFastOnBadInput() throws {
