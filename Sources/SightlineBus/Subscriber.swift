@@ -21,20 +21,42 @@ public struct ReceivedMessage: Sendable {
 
 /// Why an incoming message was refused. `reason` is the short, bounded name counters use;
 /// `description` is the log line.
-public enum MessageDecodingError: Error, Equatable, CustomStringConvertible {
-    case oversized
-    case wrongFrameCount(Int)
-    case unknownTopic
-    case notJSON
-    case unsupportedVersion(Int)
-    /// The JSON does not have the fields its kind needs.
-    case badFields(MessageKind)
-    case topicMismatch
-    /// A field's value is outside what docs/protocol.md allows (the field's path).
-    case outOfRange(String)
+public struct MessageDecodingError: Error, Hashable, CustomStringConvertible {
+    /// A struct over a private enum (as swift-service-lifecycle's `ServiceRunnerError`), so
+    /// that reasons can be added without breaking a caller's exhaustive switch.
+    private enum Code: Hashable {
+        case oversized
+        case wrongFrameCount(Int)
+        case unknownTopic
+        case notJSON
+        case unsupportedVersion(Int)
+        case badFields(MessageKind)
+        case topicMismatch
+        case outOfRange(String)
+    }
 
+    private let code: Code
+
+    /// Larger than the subscriber's size limit (or no frame at all).
+    public static let oversized = Self(code: .oversized)
+    /// Not 2 or 3 frames.
+    public static func wrongFrameCount(_ count: Int) -> Self { Self(code: .wrongFrameCount(count)) }
+    /// A topic that is not `<kind>/<source>/`.
+    public static let unknownTopic = Self(code: .unknownTopic)
+    /// Not a JSON message with a version.
+    public static let notJSON = Self(code: .notJSON)
+    /// A protocol version this build does not speak.
+    public static func unsupportedVersion(_ version: Int) -> Self { Self(code: .unsupportedVersion(version)) }
+    /// The JSON does not have the fields its kind needs.
+    public static func badFields(_ kind: MessageKind) -> Self { Self(code: .badFields(kind)) }
+    /// The topic and the message disagree on kind or source.
+    public static let topicMismatch = Self(code: .topicMismatch)
+    /// A field's value is outside what docs/protocol.md allows (the field's path).
+    public static func outOfRange(_ field: String) -> Self { Self(code: .outOfRange(field)) }
+
+    /// One word for counters and metrics labels (`outOfRange`).
     public var reason: String {
-        switch self {
+        switch code {
         case .oversized: "oversized"
         case .wrongFrameCount: "wrongFrameCount"
         case .unknownTopic: "unknownTopic"
@@ -47,7 +69,7 @@ public enum MessageDecodingError: Error, Equatable, CustomStringConvertible {
     }
 
     public var description: String {
-        switch self {
+        switch code {
         case .oversized: "malformed message: larger than the size limit"
         case .wrongFrameCount(let count): "malformed message: expected 2 or 3 frames, got \(count)"
         case .unknownTopic: "malformed message: unknown topic"

@@ -1,23 +1,57 @@
 /// Errors a user can act on. Each prints as one line that says what happened and to what.
-public enum SightlineError: Error, Sendable, Equatable, CustomStringConvertible {
+///
+/// A struct over a private enum (as swift-service-lifecycle's `ServiceRunnerError`), so
+/// that kinds of error can be added without breaking a caller's exhaustive switch.
+public struct SightlineError: Error, Sendable, Hashable, CustomStringConvertible {
+    private enum Code: Hashable {
+        case sourceUnavailable(source: String, reason: String)
+        case sourceFailed(source: String, reason: String)
+        case invalidEndpoint(String, reason: String)
+        case endpointInUse(String)
+        case messaging(String)
+        case detector(String)
+        case invalidArgument(String)
+        case model(path: String, reason: String)
+        case gallery(path: String, reason: String)
+    }
+
+    private let code: Code
+
     /// A file or URL could not be opened or read as video.
-    case sourceUnavailable(source: String, reason: String)
+    public static func sourceUnavailable(source: String, reason: String) -> Self {
+        Self(code: .sourceUnavailable(source: source, reason: reason))
+    }
     /// The source opened but failed while reading.
-    case sourceFailed(source: String, reason: String)
+    public static func sourceFailed(source: String, reason: String) -> Self {
+        Self(code: .sourceFailed(source: source, reason: reason))
+    }
     /// An endpoint string that ZeroMQ cannot use, or one we refuse.
-    case invalidEndpoint(String, reason: String)
-    case endpointInUse(String)
-    case messaging(String)
+    public static func invalidEndpoint(_ endpoint: String, reason: String) -> Self {
+        Self(code: .invalidEndpoint(endpoint, reason: reason))
+    }
+    public static func endpointInUse(_ endpoint: String) -> Self { Self(code: .endpointInUse(endpoint)) }
+    public static func messaging(_ reason: String) -> Self { Self(code: .messaging(reason)) }
     /// A detector (faces, codes) or the frames output could not process a frame.
-    case detector(String)
-    case invalidArgument(String)
+    public static func detector(_ reason: String) -> Self { Self(code: .detector(reason)) }
+    public static func invalidArgument(_ reason: String) -> Self { Self(code: .invalidArgument(reason)) }
     /// A model file (landmarks, recognition) is missing or is not what it should be.
-    case model(path: String, reason: String)
+    public static func model(path: String, reason: String) -> Self { Self(code: .model(path: path, reason: reason)) }
     /// A face gallery that is not ours, is corrupt, or cannot be written.
-    case gallery(path: String, reason: String)
+    public static func gallery(path: String, reason: String) -> Self {
+        Self(code: .gallery(path: path, reason: reason))
+    }
+
+    /// An error of the source itself (unreachable, unplugged, unreadable), which may go
+    /// away: not of the options.
+    public var isAboutTheSource: Bool {
+        switch code {
+        case .sourceUnavailable, .sourceFailed: true
+        default: false
+        }
+    }
 
     public var description: String {
-        switch self {
+        switch code {
         case .sourceUnavailable(let source, let reason): "cannot open \(source): \(reason)"
         case .sourceFailed(let source, let reason): "reading \(source) failed: \(reason)"
         case .invalidEndpoint(let endpoint, let reason): "invalid endpoint '\(endpoint)': \(reason)"

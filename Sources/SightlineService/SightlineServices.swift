@@ -199,14 +199,3 @@ package final class SightlineServices: Sendable {
         for runner in runners { await runner.pipeline?.publisher.close() }
     }
 }
-
-extension SightlineError {
-    /// An error of the source itself (unreachable, unplugged, unreadable), which may go
-    /// away: not of the options.
-    var isAboutTheSource: Bool {
-        switch self {
-        case .sourceUnavailable, .sourceFailed: true
-        default: false
-        }
-    }
-}
