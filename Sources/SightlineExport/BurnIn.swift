@@ -47,12 +47,11 @@ package enum BurnIn {
 
             func write(_ packets: [EncodedVideoPacket]) throws {
                 for packet in packets {
+                    let accessUnit = H264.AccessUnit(annexB: packet.data)
                     if writer == nil {
-                        let units = H264.nalUnits(annexB: packet.data).filter {
-                            [H264.sequenceParameterSet, H264.pictureParameterSet].contains(H264.type(of: $0))
-                        }
                         let format = try VideoTrackFormat(
-                            annexBParameterSets: H264.annexB(units), width: encoder!.width, height: encoder!.height,
+                            annexBParameterSets: H264.annexB(accessUnit.parameterSets), width: encoder!.width,
+                            height: encoder!.height,
                             timescale: timescale)
                         writer = try MovieWriter(
                             path: path, video: format,
@@ -69,7 +68,7 @@ package enum BurnIn {
                     }
                     try writer!.append(
                         VideoSample(
-                            annexB: packet.data, decodeTime: packet.decodeTime,
+                            accessUnit, decodeTime: packet.decodeTime,
                             presentationTime: packet.presentationTime,
                             duration: packet.duration, isSync: packet.isKeyFrame))
                 }

@@ -75,7 +75,7 @@ package struct VideoTrackFormat: Sendable, Hashable {
 
 /// One H.264 access unit for `MovieWriter`.
 package struct VideoSample: Sendable {
-    /// Length-prefixed NAL units (use `init(annexB:…)` for start-code input).
+    /// Length-prefixed NAL units (`init(_:…)` takes an access unit split from Annex B).
     package var data: [UInt8]
     package var decodeTime: MediaTime
     package var presentationTime: MediaTime
@@ -93,16 +93,13 @@ package struct VideoSample: Sendable {
         self.isSync = isSync
     }
 
-    /// From Annex B bytes (start codes), converted to 4-byte length prefixes. Parameter sets
-    /// and delimiters are left out: the track's `avcC` carries the parameter sets.
+    /// From an access unit already split, without its parameter sets and delimiters.
     package init(
-        annexB: [UInt8], decodeTime: MediaTime, presentationTime: MediaTime, duration: MediaTime? = nil, isSync: Bool
+        _ accessUnit: H264.AccessUnit, decodeTime: MediaTime, presentationTime: MediaTime, duration: MediaTime? = nil,
+        isSync: Bool
     ) {
-        let units = H264.nalUnits(annexB: annexB).filter {
-            ![H264.sequenceParameterSet, H264.pictureParameterSet, H264.accessUnitDelimiter].contains(H264.type(of: $0))
-        }
         self.init(
-            data: H264.lengthPrefixed(units), decodeTime: decodeTime, presentationTime: presentationTime,
+            data: accessUnit.sampleData, decodeTime: decodeTime, presentationTime: presentationTime,
             duration: duration, isSync: isSync)
     }
 }

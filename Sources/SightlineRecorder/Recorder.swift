@@ -200,8 +200,10 @@ package final class Recorder {
         else {
             return drop("malformed", log: "a video message is not an H.264 access unit with a time")
         }
-        let units = H264.nalUnits(annexB: payload)
-        guard !units.isEmpty else { return drop("malformed", log: "a video message holds no H.264 NAL unit") }
+        let accessUnit = H264.AccessUnit(annexB: payload)  // split once, here
+        guard !accessUnit.units.isEmpty else {
+            return drop("malformed", log: "a video message holds no H.264 NAL unit")
+        }
 
         if pausedReason != nil, !info.keyFrame { return drop("diskFull") }
         if let attempt = nextAttempt {
@@ -216,9 +218,7 @@ package final class Recorder {
         var startsFile: NextFile?
         if info.keyFrame {
             guard hasFreeSpace() else { return }
-            let sets = units.filter {
-                [H264.sequenceParameterSet, H264.pictureParameterSet].contains(H264.type(of: $0))
-            }
+            let sets = accessUnit.parameterSets
             // The file changes when this frame leaves the delay: by then the audio and the
             // metadata of the frames before it have arrived and end the file with them.
             if !fileComing || shouldStartNewFile(at: time, parameterSets: sets) {
@@ -234,7 +234,7 @@ package final class Recorder {
         delayed.append(
             (
                 VideoSample(
-                    annexB: payload, decodeTime: info.decodeTime, presentationTime: time, duration: info.duration,
+                    accessUnit, decodeTime: info.decodeTime, presentationTime: time, duration: info.duration,
                     isSync: info.keyFrame), startsFile
             ))
         newestVideoTime = max(newestVideoTime ?? time, time)
