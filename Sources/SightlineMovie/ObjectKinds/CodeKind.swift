@@ -30,8 +30,10 @@ extension ObjectKind {
         label: { code in code.text ?? "" })
 
     private static func drawn(_ code: MachineReadableCodeRecord) -> DrawnObject {
-        DrawnObject(
-            id: code.codeID, bounds: [code.bounds.x, code.bounds.y, code.bounds.width, code.bounds.height],
-            type: code.type.rawValue, text: code.stringValue, corners: code.corners.flatMap { [$0.x, $0.y] })
+        var object = DrawnObject(id: code.codeID, bounds: code.bounds)
+        object.type = code.type.rawValue
+        object.text = code.stringValue
+        object.corners = code.corners.flatMap { [$0.x, $0.y] }
+        return object
     }
 }

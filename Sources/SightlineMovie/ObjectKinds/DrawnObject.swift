@@ -14,16 +14,10 @@ package struct DrawnObject: Sendable, Encodable, Equatable {
     /// Whose face, when a gallery named it.
     package var name: String?
 
-    package init(
-        id: Int, bounds: [Double], type: String? = nil, text: String? = nil, corners: [Double]? = nil,
-        name: String? = nil
-    ) {
+    /// An object with an ID and bounds; a kind sets what it adds.
+    package init(id: Int, bounds: [Double]) {
         self.id = id
         self.bounds = bounds
-        self.type = type
-        self.text = text
-        self.corners = corners
-        self.name = name
     }
 
     package init(id: Int, bounds: NormalizedRect) {
