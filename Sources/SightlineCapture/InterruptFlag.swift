@@ -24,12 +24,16 @@ final class InterruptFlag: Sendable {
         guard !isSet else { return true }
         let left = deadline - .now
         guard left > .zero else { return false }
-        let nanoseconds = left.components.seconds * 1_000_000_000 + left.components.attoseconds / 1_000_000_000
-        if wakeUp.wait(timeout: .now() + .nanoseconds(Int(min(nanoseconds, Int64(Int32.max) * 1_000_000_000))))
-            == .success
-        {
+        if wakeUp.wait(timeout: .now() + Self.timeout(left)) == .success {
             wakeUp.signal()  // set for good: a later sleep returns at once as well
         }
         return isSet
+    }
+
+    /// `left` as Dispatch takes it, at most 2^31 s: a deadline from a file's timestamps can
+    /// be centuries away, and nanoseconds past 2^63 would trap.
+    static func timeout(_ left: Duration) -> DispatchTimeInterval {
+        let (seconds, attoseconds) = min(left, .seconds(Int64(Int32.max))).components
+        return .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
     }
 }

@@ -459,9 +459,9 @@ package final class Recorder {
 
     /// A kind's track declared without its extra fields gets its objects without them.
     private func itemsForFile(_ identifier: String, _ items: [MetadataItem]) -> [MetadataItem] {
-        guard let format = fileTracks[identifier]?.format,
-            ObjectKind.all.contains(where: { $0.trackIdentifier == identifier })
-        else { return items }
+        guard let format = fileTracks[identifier]?.format, ObjectKind.tracked(by: identifier) != nil else {
+            return items
+        }
         return items.map(format.fitting)
     }
 

@@ -42,6 +42,10 @@ import Testing
         #expect(await waiting.value)
         #expect(interrupt.sleep(until: .now + .seconds(3600)))  // set: returns at once
         #expect(!InterruptFlag().sleep(until: .now + .milliseconds(5)))  // the deadline passed
+        // A deadline from a hostile file's timestamps, centuries away, is waited for at most
+        // 2^31 s, without trapping.
+        #expect(InterruptFlag.timeout(.seconds(1e15)) == .nanoseconds(Int(Int32.max) * 1_000_000_000))
+        #expect(InterruptFlag.timeout(.milliseconds(1500)) == .nanoseconds(1_500_000_000))
     }
 
     /// A consumer that takes longer than a frame interval gets the next frame late; it is

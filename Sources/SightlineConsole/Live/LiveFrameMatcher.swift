@@ -116,7 +116,12 @@ struct LiveFrameMatcher {
     /// Each kind's history, by the kind's name.
     private(set) var histories: [String: DetectionHistory] = [:]
     /// What the source detects, from its status (`faces`, `barcodes`).
-    var detections: Set<String> = [ObjectKind.faces.detection]
+    var detections: Set<String> = [ObjectKind.faces.detection] {
+        didSet { watched = ObjectKind.listed(in: Array(detections)) }
+    }
+    /// The kinds whose objects each frame waits for: those `detections` lists, found when
+    /// a status sets it rather than for every frame.
+    private var watched: [ObjectKind] = [.faces]
     private var pending: [Pending] = []
 
     static let margin: Int64 = 50_000_000
@@ -153,9 +158,6 @@ struct LiveFrameMatcher {
         }
         return ready
     }
-
-    /// The kinds whose objects each frame waits for.
-    private var watched: [ObjectKind] { ObjectKind.listed(in: Array(detections)) }
 
     private func history(_ kind: ObjectKind) -> DetectionHistory { histories[kind.name] ?? DetectionHistory() }
 

@@ -107,7 +107,7 @@ struct PlayerMetadata: Encodable, Sendable {
     private mutating func add(_ group: TimedMetadataGroup, kind: String) {
         let (t, d) = (group.time.seconds, group.duration?.seconds)
         for item in group.items {
-            if let kind = ObjectKind.all.first(where: { $0.trackIdentifier == item.identifier }) {
+            if let kind = ObjectKind.tracked(by: item.identifier) {
                 if let objects = kind.drawn(item) {
                     groups[kind.name, default: []].append(Group(t: t, d: d, v: objects))
                 }

@@ -10,8 +10,6 @@ extension ObjectKind {
         trackIdentifier: MetadataIdentifier.detectedMachineReadableCodes, trackFormat: .detectedMachineReadableCodes,
         colour: .code,
         record: { message in
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             guard let codes = message.codes, let json = try? encoder.encode(codes.map(MachineReadableCodeRecord.init))
             else { return nil }
             let item = MetadataItem(
@@ -28,6 +26,13 @@ extension ObjectKind {
             return (decoded ?? []).map(drawn)
         },
         label: { code in code.text ?? "" })
+
+    /// One for every message with codes: made once, not per frame.
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
 
     private static func drawn(_ code: MachineReadableCodeRecord) -> DrawnObject {
         var object = DrawnObject(id: code.codeID, bounds: code.bounds)

@@ -70,9 +70,12 @@ package struct ObjectKind: Sendable {
     /// The kind a message of `kind` carries; nil for messages that carry no objects.
     package static func carried(by kind: MessageKind) -> ObjectKind? { all.first { $0.messageKind == kind } }
 
+    /// The kind whose track has `identifier`.
+    package static func tracked(by identifier: String) -> ObjectKind? { all.first { $0.trackIdentifier == identifier } }
+
     /// The kind a recorded track holds, by the identifiers its format declares.
     package static func recorded(in format: MetadataTrackFormat) -> ObjectKind? {
-        all.first { kind in format.keys.contains { $0.identifier == kind.trackIdentifier } }
+        format.keys.lazy.compactMap { tracked(by: $0.identifier) }.first
     }
 
     /// The kinds a status's `detections` lists.
