@@ -47,6 +47,11 @@ struct RunningConsole {
     /// A GET with `headers`, not following redirects.
     func get(_ path: String, headers: [String: String] = [:]) async throws -> Reply {
         var request = URLRequest(url: URL(string: base + path)!)
+        // Wait for the reply, not for URLSession's fixed 60 s: on a loaded 2-core machine the
+        // cooperative threads that run the server's handlers and this continuation can be
+        // held for minutes by other suites' long synchronous loops (a whole run under load
+        // lost five requests that way).
+        request.timeoutInterval = 900
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         let (data, response) = try await URLSession.shared.data(for: request)
         let http = response as! HTTPURLResponse
