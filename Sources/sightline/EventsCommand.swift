@@ -58,7 +58,7 @@ struct EventsCommand: AsyncParsableCommand {
             idleSince = .now
             let statusOnly = !kinds.isEmpty && !kinds.contains(.status) && received.message.kind == .status
             if !statusOnly {
-                printLine(received.json)
+                guard printLine(received.json) else { break }  // the reader went away (`| head`)
                 printed += 1
             }
             if untilStopped, let state = received.message.status?.state, state == .stopped || state == .failed { break }

@@ -94,7 +94,7 @@ struct ExportCommand: ParsableCommand {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = .sortedKeys
-            printLine(Array(try encoder.encode(summary)))
+            _ = printLine(Array(try encoder.encode(summary)))
         } else if !quiet {
             FileHandle.standardError.write(
                 Data(

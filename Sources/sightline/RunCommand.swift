@@ -92,7 +92,8 @@ struct RunCommand: AsyncParsableCommand {
         // In-process subscribers (the printer, the recorder) listen on an inproc endpoint
         // only this process can reach, which needs no keys even when the network one does.
         let printer =
-            try print ? [EventPrinter(endpoint: services.localEndpoints[source.id]!, sourceID: source.id)] : []
+            try print
+            ? [EventPrinter(endpoint: services.localEndpoints[source.id]!, sourceID: source.id, logger: logger)] : []
         var failure: (any Error)?
         do { try await services.run(extra: printer) } catch { failure = error }
         Bus.finish()
@@ -107,8 +108,10 @@ struct RunCommand: AsyncParsableCommand {
 /// Prints what a subscriber receives, for `run --print`.
 final class EventPrinter: Service, @unchecked Sendable {
     private let subscriber: Subscriber
+    private let logger: Logger
 
-    init(endpoint: Endpoint, sourceID: String) throws {
+    init(endpoint: Endpoint, sourceID: String, logger: Logger) throws {
+        self.logger = logger
         subscriber = try Subscriber(
             endpoints: [endpoint], topics: Subscriber.topics(kinds: MessageKind.analytics, source: sourceID))
     }
@@ -119,9 +122,14 @@ final class EventPrinter: Service, @unchecked Sendable {
         try await BlockingLoop.run(name: "printer") { [self] stop in
             var idleSince = ContinuousClock.now
             var sawFinalStatus = false
+            var printing = true
             while !(stop.isRequested && (sawFinalStatus || ContinuousClock.now - idleSince > .seconds(2))) {
                 guard let received = try subscriber.receive(timeout: .milliseconds(50)) else { continue }
-                printLine(received.json)
+                if printing && !printLine(received.json) {
+                    // The reader went away (`| head`): the run and its recording go on.
+                    logger.warning("standard output is closed: no more lines are printed; the run goes on")
+                    printing = false
+                }
                 // After the write: a reader slow to take standard output is not silence.
                 idleSince = .now
                 if let state = received.message.status?.state, state == .stopped || state == .failed {
@@ -133,8 +141,10 @@ final class EventPrinter: Service, @unchecked Sendable {
     }
 }
 
-func printLine(_ json: [UInt8]) {
-    FileHandle.standardOutput.write(Data(json + [UInt8(ascii: "\n")]))
+/// Writes one JSON line to standard output; false once nobody reads it any more (EPIPE:
+/// `main` ignores SIGPIPE, which would otherwise end the process and a recording with it).
+func printLine(_ json: [UInt8]) -> Bool {
+    (try? FileHandle.standardOutput.write(contentsOf: Data(json + [UInt8(ascii: "\n")]))) != nil
 }
 
 extension VideoMode: ExpressibleByArgument {}

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Logging
 import ServiceLifecycle
 import SightlineHTTP
@@ -23,7 +24,10 @@ struct Sightline: AsyncParsableCommand {
 
     /// ArgumentParser's own `main`, after raising the open-files limit: idle HTTP clients
     /// and a recorder's files share the descriptors, and systemd's soft limit is 1,024.
+    /// SIGPIPE is ignored: a reader of `--print` that goes away (`| head`) must not end
+    /// the process, and a recording with it; writes fail with EPIPE instead.
     static func main() async {
+        signal(SIGPIPE, SIG_IGN)
         DescriptorLimit.raiseToHardLimit()
         do {
             var command = try parseAsRoot()

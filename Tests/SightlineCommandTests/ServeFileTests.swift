@@ -93,38 +93,44 @@ import Testing
 
     /// 1,000 configurations mutated from the valid one: each parses or is refused with
     /// lines of the form `:LINE:COLUMN: message`; none traps.
-    @Test func mutatedConfigurationsNeverTrap() throws {
-        let runs = Int(ProcessInfo.processInfo.environment["SIGHTLINE_CONFIG_MUTATIONS"] ?? "") ?? 1000
-        var random = SplitMix(seed: 1_000)
-        let fragments = [
-            "[", "]", "{", "}", ": ", "- ", "\n", "  ", "&a ", "*a ", "<<: *a\n", "!!binary ", "\"", "'", "#",
-            "9999999999999999999999", "-1", "1e308", "nan", ".inf", "~", "0x", "%TAG ! !\n", "? ", "|\n", "\t", "\u{0}",
-            "sources:", "source-id: x", "defaults:", "\u{FEFF}",
-        ]
-        var (accepted, refused) = (0, 0)
-        for _ in 0..<runs {
-            var text = Array(Self.valid.unicodeScalars)
-            for _ in 0...random.next(below: 4) {
-                let at = random.next(below: text.count + 1)
-                switch random.next(below: 3) {
-                case 0: text.insert(contentsOf: fragments[random.next(below: fragments.count)].unicodeScalars, at: at)
-                case 1:
-                    if at < text.count { text.removeSubrange(at..<min(text.count, at + random.next(below: 20) + 1)) }
-                default:
-                    let length = min(random.next(below: 40) + 1, text.count - min(at, text.count))
-                    let start = min(at, text.count)
-                    text.insert(contentsOf: text[start..<start + length], at: random.next(below: text.count + 1))
+    @Test func mutatedConfigurationsNeverTrap() async throws {
+        try await onAThreadOfItsOwn {
+            let runs = Int(ProcessInfo.processInfo.environment["SIGHTLINE_CONFIG_MUTATIONS"] ?? "") ?? 1000
+            var random = SplitMix(seed: 1_000)
+            let fragments = [
+                "[", "]", "{", "}", ": ", "- ", "\n", "  ", "&a ", "*a ", "<<: *a\n", "!!binary ", "\"", "'", "#",
+                "9999999999999999999999", "-1", "1e308", "nan", ".inf", "~", "0x", "%TAG ! !\n", "? ", "|\n", "\t",
+                "\u{0}",
+                "sources:", "source-id: x", "defaults:", "\u{FEFF}",
+            ]
+            var (accepted, refused) = (0, 0)
+            for _ in 0..<runs {
+                var text = Array(Self.valid.unicodeScalars)
+                for _ in 0...random.next(below: 4) {
+                    let at = random.next(below: text.count + 1)
+                    switch random.next(below: 3) {
+                    case 0:
+                        text.insert(contentsOf: fragments[random.next(below: fragments.count)].unicodeScalars, at: at)
+                    case 1:
+                        if at < text.count {
+                            text.removeSubrange(at..<min(text.count, at + random.next(below: 20) + 1))
+                        }
+                    default:
+                        let length = min(random.next(below: 40) + 1, text.count - min(at, text.count))
+                        let start = min(at, text.count)
+                        text.insert(contentsOf: text[start..<start + length], at: random.next(below: text.count + 1))
+                    }
+                }
+                var string = ""
+                string.unicodeScalars.append(contentsOf: text)
+                let found = try problems(string)
+                if found.isEmpty { accepted += 1 } else { refused += 1 }
+                for line in found {
+                    #expect(line.range(of: #"^:\d+:\d+: "#, options: .regularExpression) != nil, "\(line)")
                 }
             }
-            var string = ""
-            string.unicodeScalars.append(contentsOf: text)
-            let found = try problems(string)
-            if found.isEmpty { accepted += 1 } else { refused += 1 }
-            for line in found {
-                #expect(line.range(of: #"^:\d+:\d+: "#, options: .regularExpression) != nil, "\(line)")
-            }
+            #expect(accepted > 0 && refused > 0)
+            print("mutated configurations: \(accepted) accepted, \(refused) refused")
         }
-        #expect(accepted > 0 && refused > 0)
-        print("mutated configurations: \(accepted) accepted, \(refused) refused")
     }
 }

@@ -125,9 +125,10 @@ let logger = Logger(label: "test")
     /// Runs sightline; `signal` is sent once, if given, `after` seconds counted from its
     /// first output (a busy machine can take seconds to start it).
     /// `stdoutReadAfter`: standard output is left unread for that long, as a slow reader would.
+    /// `stdoutClosedAfter`: its reader closes it after that many bytes, as `| head -c` does.
     func sightline(
         _ arguments: [String], timeout: TimeInterval = 30, signal: (Int32, after: TimeInterval)? = nil,
-        stdoutReadAfter: TimeInterval = 0
+        stdoutReadAfter: TimeInterval = 0, stdoutClosedAfter: Int = .max
     ) throws -> Outcome {
         let process = Process()
         var url = Self.executable
@@ -146,11 +147,20 @@ let logger = Logger(label: "test")
         let stdoutData = Collected()
         let stderrData = Collected()
         let readers = DispatchGroup()
-        for (pipe, sink, delay) in [(out, stdoutData, stdoutReadAfter), (err, stderrData, 0)] {
+        for (pipe, sink, delay, limit) in [
+            (out, stdoutData, stdoutReadAfter, stdoutClosedAfter), (err, stderrData, 0, .max),
+        ] {
             DispatchQueue.global().async(group: readers) {
                 if delay > 0 { Thread.sleep(forTimeInterval: delay) }
                 while case let data = pipe.fileHandleForReading.availableData, !data.isEmpty {
-                    sink.data.withLock { $0.append(data) }
+                    let count = sink.data.withLock {
+                        $0.append(data.prefix(limit - $0.count))
+                        return $0.count
+                    }
+                    if count >= limit {
+                        try? pipe.fileHandleForReading.close()
+                        return
+                    }
                 }
             }
         }

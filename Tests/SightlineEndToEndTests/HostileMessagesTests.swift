@@ -64,41 +64,44 @@ extension RecorderTests {
         let perKind = Int(ProcessInfo.processInfo.environment["SIGHTLINE_GENERATED_MESSAGES"] ?? "") ?? 10_000
         let templates = Self.templates(from: received)
         #expect(Set(templates.map(\.kind)) == Set(MessageKind.allCases))
-        let recorder = try Recorder(
-            configuration: RecorderConfiguration(sourceID: "gen", directory: directory.file("gen")), logger: logger)
-        var random = SplitMix(seed: 32)
-        var (accepted, refused) = ([MessageKind: Int](), [String: Int]())
-        for template in templates {
-            for _ in 0..<perKind {
-                var object = template.object
-                for _ in 0...random.next(below: 3) { Self.mutate(&object, &random) }
-                guard let json = try? JSONSerialization.data(withJSONObject: object) else { continue }
-                let frames = [Array("\(template.kind.rawValue)/gen/".utf8), Array(json), template.payload]
-                switch Subscriber.decode(frames.compactMap { $0 }) {
-                case .success(let message):
-                    accepted[template.kind, default: 0] += 1
-                    recorder.handle(message)
-                case .failure(let error):
-                    refused[error.reason, default: 0] += 1
+        // The flood runs on a thread of its own; the recorder is made and used on it.
+        try await onAThreadOfItsOwn {
+            let recorder = try Recorder(
+                configuration: RecorderConfiguration(sourceID: "gen", directory: directory.file("gen")), logger: logger)
+            var random = SplitMix(seed: 32)
+            var (accepted, refused) = ([MessageKind: Int](), [String: Int]())
+            for template in templates {
+                for _ in 0..<perKind {
+                    var object = template.object
+                    for _ in 0...random.next(below: 3) { Self.mutate(&object, &random) }
+                    guard let json = try? JSONSerialization.data(withJSONObject: object) else { continue }
+                    let frames = [Array("\(template.kind.rawValue)/gen/".utf8), Array(json), template.payload]
+                    switch Subscriber.decode(frames.compactMap { $0 }) {
+                    case .success(let message):
+                        accepted[template.kind, default: 0] += 1
+                        recorder.handle(message)
+                    case .failure(let error):
+                        refused[error.reason, default: 0] += 1
+                    }
                 }
             }
-        }
-        #expect(refused["outOfRange", default: 0] > 0, "\(refused)")
-        for kind in MessageKind.allCases { #expect(accepted[kind, default: 0] > 0, "no \(kind) accepted") }
-        print("generated \(perKind) messages per kind: accepted \(accepted), refused \(refused)")
+            #expect(refused["outOfRange", default: 0] > 0, "\(refused)")
+            for kind in MessageKind.allCases { #expect(accepted[kind, default: 0] > 0, "no \(kind) accepted") }
+            print("generated \(perKind) messages per kind: accepted \(accepted), refused \(refused)")
 
-        // The source's next run is recorded whole after all that.
-        var stopped = Message(
-            kind: .status, source: "gen", time: nil, wallTimeNs: 1, status: SourceStatus(state: .stopped))
-        stopped.seq = 0
-        recorder.handle(ReceivedMessage(topic: "status/gen/", message: stopped, json: [], payload: nil))
-        let before = recorder.counters.files.count
-        for message in received { recorder.handle(message) }
-        recorder.finish()
-        let last = try #require(recorder.counters.files.last)
-        #expect(recorder.counters.files.count == before + 1)
-        #expect(try MovieReader(path: last).tracks[0].samples.count == 300)
-        #expect(try decodedFrames(last) == 300)
+            // The source's next run is recorded whole after all that.
+            var stopped = Message(
+                kind: .status, source: "gen", time: nil, wallTimeNs: 1, status: SourceStatus(state: .stopped))
+            stopped.seq = 0
+            recorder.handle(ReceivedMessage(topic: "status/gen/", message: stopped, json: [], payload: nil))
+            let before = recorder.counters.files.count
+            for message in received { recorder.handle(message) }
+            recorder.finish()
+            let last = try #require(recorder.counters.files.last)
+            #expect(recorder.counters.files.count == before + 1)
+            #expect(try MovieReader(path: last).tracks[0].samples.count == 300)
+            #expect(try decodedFrames(last) == 300)
+        }
     }
 
     /// One message of each kind as JSON objects to mutate: the run's own video, faces and

@@ -32,6 +32,20 @@ import Testing
         return movie.topLevelBoxes.filter { $0.type == "moof" }.count
     }
 
+    /// `run --print --record … | head -c 100`: the reader goes away after its first 100
+    /// bytes, and the run and its recording go on to the end (SIGPIPE used to end both).
+    @Test func recordingOutlivesAReaderThatGoesAway() throws {
+        let out = directory.file("closed-stdout")
+        let outcome = try cli.sightline(
+            ["run", "--realtime", "--print", "--record", out], timeout: 120, stdoutClosedAfter: 100)
+        #expect(outcome.status == 0, "\(outcome.stderrLines)")
+        #expect(outcome.stdout.utf8.count == 100)
+        #expect(outcome.stderrLines.filter { $0.contains("standard output is closed") }.count == 1)
+        let files = try recordings(in: out)
+        #expect(files.count == 1)
+        #expect(try decodedFrames(try #require(files.first)) == 300)
+    }
+
     /// `sightline run --record`: the file holds every published frame, decodable, and
     /// exiftool shows for each analysed frame the face IDs and boxes the run published.
     @Test func runRecordsWhatItPublishes() throws {

@@ -181,30 +181,32 @@ import Testing
 
     /// Mutation fuzzing of the reader and of recovery, seeded from the committed corpus.
     /// Short by default; `SIGHTLINE_FUZZ_SECONDS=300` runs it for five minutes.
-    @Test func fuzzTheReader() throws {
-        let seconds = Double(ProcessInfo.processInfo.environment["SIGHTLINE_FUZZ_SECONDS"] ?? "") ?? 0
-        let seeds = try FileManager.default.contentsOfDirectory(at: Self.corpus, includingPropertiesForKeys: nil)
-            .filter { $0.pathExtension == "mov" }.sorted { $0.path < $1.path }
-            .map { Array(try Data(contentsOf: $0)) }
-        #expect(seeds.count >= 3)
-        var random = SplitMix(seed: UInt64(ProcessInfo.processInfo.environment["SIGHTLINE_FUZZ_SEED"] ?? "") ?? 42)
-        // A crash leaves the input that caused it here, to be added to the corpus.
-        let current = directory.file("current.mov")
-        let deadline = Date().addingTimeInterval(seconds)
-        var runs = 0
-        while runs < 400 || Date() < deadline {
-            var bytes = seeds[runs % seeds.count]
-            for _ in 0...random.next(below: 4) { mutate(&bytes, &random) }
-            try Data(bytes).write(to: URL(fileURLWithPath: current))
-            _ = Self.readAll(current)
-            if runs % 8 == 0 {
-                _ = try? MovieRecovery.recover(path: current)
+    @Test func fuzzTheReader() async throws {
+        try await onAThreadOfItsOwn {
+            let seconds = Double(ProcessInfo.processInfo.environment["SIGHTLINE_FUZZ_SECONDS"] ?? "") ?? 0
+            let seeds = try FileManager.default.contentsOfDirectory(at: Self.corpus, includingPropertiesForKeys: nil)
+                .filter { $0.pathExtension == "mov" }.sorted { $0.path < $1.path }
+                .map { Array(try Data(contentsOf: $0)) }
+            #expect(seeds.count >= 3)
+            var random = SplitMix(seed: UInt64(ProcessInfo.processInfo.environment["SIGHTLINE_FUZZ_SEED"] ?? "") ?? 42)
+            // A crash leaves the input that caused it here, to be added to the corpus.
+            let current = directory.file("current.mov")
+            let deadline = Date().addingTimeInterval(seconds)
+            var runs = 0
+            while runs < 400 || Date() < deadline {
+                var bytes = seeds[runs % seeds.count]
+                for _ in 0...random.next(below: 4) { mutate(&bytes, &random) }
+                try Data(bytes).write(to: URL(fileURLWithPath: current))
                 _ = Self.readAll(current)
+                if runs % 8 == 0 {
+                    _ = try? MovieRecovery.recover(path: current)
+                    _ = Self.readAll(current)
+                }
+                runs += 1
             }
-            runs += 1
+            #expect(runs >= 400)
+            if seconds > 0 { print("fuzzed the reader with \(runs) inputs in \(Int(seconds)) s") }
         }
-        #expect(runs >= 400)
-        if seconds > 0 { print("fuzzed the reader with \(runs) inputs in \(Int(seconds)) s") }
     }
 
     private func mutate(_ bytes: inout [UInt8], _ random: inout SplitMix) {
