@@ -13,74 +13,6 @@ import SightlineCore
 ///
 /// Not thread-safe: one owner calls it, in order.
 package final class MovieWriter {
-    /// The file's brand: QuickTime (`.mov`, what recordings are) or MP4 (`.mp4`, for players
-    /// that want one; the boxes are the same).
-    package enum Brand: Sendable { case quickTime, mp4 }
-
-    package struct Configuration: Sendable {
-        /// How often to cut a fragment (at the next key frame); `nil` writes a classic movie
-        /// that is readable only once finished.
-        package var fragmentInterval: MediaTime? = MediaTime(value: 2, timescale: 1)
-        /// `fsync` each fragment and the finished file: what makes a recording survive power
-        /// loss. An export that renames its file into place when done can go without.
-        package var syncEachFragment = true
-        /// Show only this span of the video's presentation times (an edit list): a clip
-        /// starts at the key frame before its first instant and may need frames after its
-        /// last to decode, and those are not shown. Movie time 0 is the span's start; timed
-        /// metadata is timed from there. nil: from the first frame, all of it.
-        package var presentationRange: Range<MediaTime>?
-        /// The video track's display matrix (`tkhd`, nine values: a b u c d v x y w), as
-        /// `MovieTrack.matrix` reads it; identity by default.
-        package var videoMatrix: [Int32]?
-        package var brand = Brand.quickTime
-
-        package init(
-            fragmentInterval: MediaTime? = MediaTime(value: 2, timescale: 1), syncEachFragment: Bool = true,
-            presentationRange: Range<MediaTime>? = nil, videoMatrix: [Int32]? = nil, brand: Brand = .quickTime
-        ) {
-            self.fragmentInterval = fragmentInterval
-            self.syncEachFragment = syncEachFragment
-            self.presentationRange = presentationRange
-            self.videoMatrix = videoMatrix
-            self.brand = brand
-        }
-    }
-
-    /// A track copied as it is from another movie (audio, typically): its media handler,
-    /// timescale and whole sample-entry box (`mp4a` with its `esds` …).
-    package struct PassthroughTrackFormat: Sendable {
-        package var handler: FourCC
-        package var timescale: UInt32
-        package var sampleEntry: [UInt8]
-
-        package init(handler: FourCC, timescale: UInt32, sampleEntry: [UInt8]) {
-            self.handler = handler
-            self.timescale = timescale
-            self.sampleEntry = sampleEntry
-        }
-    }
-
-    /// One sample of a passthrough track: its bytes, its presentation time on the video's
-    /// timeline, and its duration in the track's ticks.
-    package struct PassthroughSample: Sendable {
-        package var data: [UInt8]
-        package var time: MediaTime
-        package var duration: UInt32
-
-        package init(data: [UInt8], time: MediaTime, duration: UInt32) {
-            self.data = data
-            self.time = time
-            self.duration = duration
-        }
-    }
-
-    /// What happened to an appended metadata group.
-    package enum MetadataAppendResult: Sendable, Equatable {
-        case queued
-        /// Its time is already written (before the last fragment cut); it was dropped.
-        case tooLate
-    }
-
     package let path: String
     package let configuration: Configuration
     package private(set) var bytesWritten: UInt64 = 0
@@ -337,80 +269,92 @@ package final class MovieWriter {
     /// (or one plain `mdat`).
     private func cut(metadataUntil: Int64, passthroughUntil: Int64?) throws {
         guard let origin, let firstDecodeTime else { return }
-        var runs: [FragmentRun] = []
-        var payload: [[UInt8]] = []
-        var offset = 0
-
+        var contents = FragmentContents()
         let video = pending
         pending.removeAll(keepingCapacity: true)
         if let last = video.last, let duration = last.duration { lastDuration = duration }
         if !video.isEmpty {
-            let durations = video.map { UInt32(clamping: $0.duration ?? 0) }
-            runs.append(
-                FragmentRun(
-                    trackID: 1, baseDecodeTime: UInt64(video[0].decodeTime - firstDecodeTime), dataOffset: offset,
-                    sizes: video.map { UInt32($0.data.count) }, durations: durations,
-                    compositionOffsets: video.map { UInt32(clamping: $0.presentationTime - $0.decodeTime) },
-                    isSync: video.map(\.isSync)))
-            payload += video.map(\.data)
-            offset += video.reduce(0) { $0 + $1.data.count }
+            contents.add(
+                track: 1, baseDecodeTime: UInt64(video[0].decodeTime - firstDecodeTime), video.map(\.data),
+                durations: video.map { UInt32(clamping: $0.duration ?? 0) },
+                compositionOffsets: video.map { UInt32(clamping: $0.presentationTime - $0.decodeTime) },
+                isSync: video.map(\.isSync))
             presentationEnd = video.reduce(presentationEnd) { max($0, $1.presentationTime + ($1.duration ?? 0)) }
         }
         for index in timelines.indices {
             let base = timelines[index].cursor - origin
             let samples = timelines[index].samples(until: metadataUntil, nullSample: MetadataCoding.nullSample)
             guard !samples.isEmpty else { continue }
-            runs.append(
-                FragmentRun(
-                    trackID: UInt32(index + 2), baseDecodeTime: UInt64(max(base, 0)), dataOffset: offset,
-                    sizes: samples.map { UInt32($0.payload.count) }, durations: samples.map(\.duration),
-                    compositionOffsets: samples.map { _ in 0 }, isSync: samples.map { _ in true }))
-            payload += samples.map(\.payload)
-            offset += samples.reduce(0) { $0 + $1.payload.count }
+            contents.add(
+                track: UInt32(index + 2), baseDecodeTime: UInt64(max(base, 0)), samples.map(\.payload),
+                durations: samples.map(\.duration))
         }
         for index in pendingPassthrough.indices {
-            let limit = passthroughUntil.map { MediaTime(value: $0, timescale: timescale) }
-            let count =
-                limit.map { limit in pendingPassthrough[index].prefix { $0.time < limit }.count }
-                ?? pendingPassthrough[index].count
-            guard count > 0 else { continue }
-            let samples = pendingPassthrough[index].prefix(count)
-            pendingPassthrough[index].removeFirst(count)
-            let track = 1 + metadataFormats.count + index
-            if passthroughMediaStarts[index] == nil {
-                // Timed from the video's first decode time, as the video's fragments are, so
-                // a reader of the fragments (and recovery) finds the two in step.
-                let scale = Int32(clamping: tracks[track].timescale)
-                let videoStart = MediaTime(value: firstDecodeTime, timescale: timescale).converted(to: scale).value
-                passthroughMediaStarts[index] = UInt64(
-                    max(0, samples.first!.time.converted(to: scale).value - videoStart))
-            }
-            runs.append(
-                FragmentRun(
-                    trackID: UInt32(track + 1),
-                    baseDecodeTime: passthroughMediaStarts[index]! + tracks[track].table.duration,
-                    dataOffset: offset,
-                    sizes: samples.map { UInt32($0.data.count) }, durations: samples.map(\.duration),
-                    compositionOffsets: samples.map { _ in 0 }, isSync: samples.map { _ in true }))
-            payload += samples.map(\.data)
-            offset += samples.reduce(0) { $0 + $1.data.count }
+            takePassthrough(index, until: passthroughUntil, firstDecodeTime: firstDecodeTime, into: &contents)
         }
-        guard !runs.isEmpty else { return }
+        guard !contents.runs.isEmpty else { return }
+        let start = try write(&contents)
+        fragmentsWritten += 1
+        videoSamplesWritten += video.count
+        for run in contents.runs {
+            let track = Int(run.trackID) - 1
+            tracks[track].table.chunks.append((start + UInt64(run.dataOffset), UInt32(run.sizes.count)))
+            for index in run.sizes.indices {
+                tracks[track].table.append(
+                    size: run.sizes[index], duration: run.durations[index],
+                    compositionOffset: run.compositionOffsets[index], isSync: run.isSync[index])
+            }
+        }
+    }
 
+    /// Adds passthrough track `index`'s samples presented before `until` (nil: all) to
+    /// `contents`.
+    private func takePassthrough(
+        _ index: Int, until: Int64?, firstDecodeTime: Int64, into contents: inout FragmentContents
+    ) {
+        let limit = until.map { MediaTime(value: $0, timescale: timescale) }
+        let count =
+            limit.map { limit in pendingPassthrough[index].prefix { $0.time < limit }.count }
+            ?? pendingPassthrough[index].count
+        guard count > 0 else { return }
+        let samples = pendingPassthrough[index].prefix(count)
+        pendingPassthrough[index].removeFirst(count)
+        let track = 1 + metadataFormats.count + index
+        if passthroughMediaStarts[index] == nil {
+            // Timed from the video's first decode time, as the video's fragments are, so
+            // a reader of the fragments (and recovery) finds the two in step.
+            let scale = Int32(clamping: tracks[track].timescale)
+            let videoStart = MediaTime(value: firstDecodeTime, timescale: timescale).converted(to: scale).value
+            passthroughMediaStarts[index] = UInt64(max(0, samples.first!.time.converted(to: scale).value - videoStart))
+        }
+        contents.add(
+            track: UInt32(track + 1), baseDecodeTime: passthroughMediaStarts[index]! + tracks[track].table.duration,
+            samples.map(\.data), durations: samples.map(\.duration))
+    }
+
+    /// Writes `contents` as a fragment (`moof` and `mdat`), or as a plain `mdat` when the
+    /// movie is not fragmented, and returns where it starts; the runs' data offsets are
+    /// then the file's. A failed write leaves the file ending at the last whole fragment.
+    private func write(_ contents: inout FragmentContents) throws -> UInt64 {
         let fragmented = configuration.fragmentInterval != nil
         let start = bytesWritten
-        let header = MovieBoxes.mediaDataHeader(payloadSize: UInt64(offset))
-        for index in runs.indices where runs[index].dataOffset > 1 << 30 { runs[index].absoluteOffset = 0 }
-        let moofSize = fragmented ? MovieBoxes.fragmentSize(runs: runs) : 0
-        for index in runs.indices {
-            runs[index].dataOffset += moofSize + header.count
-            if runs[index].absoluteOffset != nil { runs[index].absoluteOffset = start + UInt64(runs[index].dataOffset) }
+        let header = MovieBoxes.mediaDataHeader(payloadSize: UInt64(contents.size))
+        for index in contents.runs.indices where contents.runs[index].dataOffset > 1 << 30 {
+            contents.runs[index].absoluteOffset = 0
+        }
+        let moofSize = fragmented ? MovieBoxes.fragmentSize(runs: contents.runs) : 0
+        for index in contents.runs.indices {
+            contents.runs[index].dataOffset += moofSize + header.count
+            if contents.runs[index].absoluteOffset != nil {
+                contents.runs[index].absoluteOffset = start + UInt64(contents.runs[index].dataOffset)
+            }
         }
         do {
-            var buffer = fragmented ? MovieBoxes.fragment(sequence: UInt32(fragmentOffsets.count + 1), runs: runs) : []
+            var buffer =
+                fragmented ? MovieBoxes.fragment(sequence: UInt32(fragmentOffsets.count + 1), runs: contents.runs) : []
             buffer += header
             // Small samples are gathered into few large writes; large ones go straight out.
-            for part in payload {
+            for part in contents.parts {
                 if buffer.count + part.count > 1 << 20 {
                     try write(buffer)
                     buffer.removeAll(keepingCapacity: true)
@@ -427,16 +371,30 @@ package final class MovieWriter {
             throw error
         }
         if fragmented { fragmentOffsets.append(start) }
-        fragmentsWritten += 1
-        videoSamplesWritten += video.count
-        for run in runs {
-            let track = Int(run.trackID) - 1
-            tracks[track].table.chunks.append((start + UInt64(run.dataOffset), UInt32(run.sizes.count)))
-            for index in run.sizes.indices {
-                tracks[track].table.append(
-                    size: run.sizes[index], duration: run.durations[index],
-                    compositionOffset: run.compositionOffsets[index], isSync: run.isSync[index])
-            }
-        }
+        return start
+    }
+}
+
+/// The runs of one fragment and their samples' bytes, in the order they are written.
+private struct FragmentContents {
+    private(set) var parts: [[UInt8]] = []
+    var runs: [FragmentRun] = []
+    /// The bytes of all parts: the next run's offset into the fragment's data.
+    private(set) var size = 0
+
+    /// A run of `track`'s samples `parts`; metadata and sound samples are each in sync with
+    /// no composition offset.
+    mutating func add(
+        track: UInt32, baseDecodeTime: UInt64, _ parts: [[UInt8]], durations: [UInt32],
+        compositionOffsets: [UInt32]? = nil, isSync: [Bool]? = nil
+    ) {
+        runs.append(
+            FragmentRun(
+                trackID: track, baseDecodeTime: baseDecodeTime, dataOffset: size,
+                sizes: parts.map { UInt32($0.count) }, durations: durations,
+                compositionOffsets: compositionOffsets ?? parts.map { _ in 0 },
+                isSync: isSync ?? parts.map { _ in true }))
+        self.parts += parts
+        size += parts.reduce(0) { $0 + $1.count }
     }
 }

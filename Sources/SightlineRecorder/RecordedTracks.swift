@@ -11,12 +11,26 @@ struct RecordedTracks {
         \.recordedFromStart
     ).map { ($0.trackIdentifier, $0.trackFormat) }
 
+    /// How the source's frames are turned for display (EXIF 2-8), once its status has said:
+    /// new files get the matrix and an orientation track, as iOS writes them.
+    private(set) var orientation: Int?
+
     /// What changed for new files.
-    enum Change: Equatable {
+    enum Change: Equatable, CustomStringConvertible {
         /// A track for an identifier files did not have.
         case newTrack(String)
         /// A kind's track declares its extra fields (a gallery names faces).
         case extraFields(kind: String, detection: String)
+        /// The source is turned another way (EXIF orientation 2-8).
+        case orientation(Int)
+
+        var description: String {
+            switch self {
+            case .newTrack(let identifier): "new metadata track \(identifier)"
+            case .extraFields(let kind, let detection): "\(kind) have \(detection), with their fields"
+            case .orientation(let orientation): "the source is turned (EXIF orientation \(orientation))"
+            }
+        }
     }
 
     /// The format new files declare for `identifier`; nil: no track yet.
@@ -39,6 +53,16 @@ struct RecordedTracks {
         else { return nil }
         tracks[index].format = extra.trackFormat
         return .extraFields(kind: kind.name, detection: extra.detection)
+    }
+
+    /// The source is turned: new files show it turned (the video track's matrix) and say so
+    /// in an orientation track. Nil when that changes nothing (the same turn, or none of
+    /// EXIF's 2-8).
+    mutating func learn(orientation: Int) -> Change? {
+        guard orientation != self.orientation, (2...8).contains(orientation) else { return nil }
+        self.orientation = orientation
+        _ = learn(MetadataIdentifier.videoOrientation, .videoOrientation)
+        return .orientation(orientation)
     }
 
     /// What a source's status says it detects: each kind's track, and the extra fields it

@@ -36,7 +36,7 @@ package final class RecorderService: Service, @unchecked Sendable {
         subscriber.logRejections(to: logger)
         self.untilSourceStops = untilSourceStops
         self.logger = logger
-        Recorder.recoverUnfinished(in: configuration.directory, logger: logger)
+        RecordingDirectory.recoverUnfinished(in: configuration.directory, logger: logger)
         recorder.retention?.enforce()
     }
 
@@ -114,6 +114,14 @@ package final class RecorderService: Service, @unchecked Sendable {
         subscriber.close()
         recorder.finish()
         publishSnapshot()
+        logStopped()
+        if let reason = recorder.failureReason {
+            throw SightlineError.invalidArgument("recording failed until it stopped: \(reason)")
+        }
+    }
+
+    /// One line with what the recorder did, when it stops.
+    private func logStopped() {
         let counters = recorder.counters
         logger.info(
             "recorder stopped",
@@ -126,9 +134,6 @@ package final class RecorderService: Service, @unchecked Sendable {
                 "audioJumps": "\(counters.audioJumps)",
                 "rejectedMessages": "\(subscriber.rejected.values.reduce(0, +))",
             ])
-        if let reason = recorder.failureReason {
-            throw SightlineError.invalidArgument("recording failed until it stopped: \(reason)")
-        }
     }
 }
 

@@ -238,7 +238,7 @@ struct ServeFile {
             }
             if let directory = source.recording?.directory, directories.insert(directory).inserted {
                 do {
-                    try Recorder.prepare(directory: directory)
+                    try RecordingDirectory.prepare(directory)
                 } catch {
                     problems.append("\(path):\(line("record")): source '\(source.id)': \(error)")
                 }
