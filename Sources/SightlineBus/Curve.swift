@@ -2,6 +2,7 @@ import CZMQ
 import Foundation
 import Logging
 import SightlineCore
+import Synchronization
 
 /// A CURVE key pair in ZeroMQ's Z85 text form (40 characters each).
 public struct CurveKeyPair: Sendable, Equatable {
@@ -133,43 +134,47 @@ extension Socket {
 /// holds, 400 otherwise. One handler serves the whole process, so each CURVE server socket
 /// gets its own ZAP domain and a key allowed by one server is not let in by another.
 /// Runs on its own thread from the first CURVE server on, until the context ends.
-final class ZAPHandler: @unchecked Sendable {
+final class ZAPHandler: Sendable {
     static let shared = ZAPHandler()
-    private let lock = NSLock()
-    private var allowLists: [String: Set<String>] = [:]
-    private var refusals: [String: Int] = [:]
-    private var started = false
+    private let state = Mutex((allowLists: [String: Set<String>](), refusals: [String: Int](), started: false))
+    /// The REP socket: bound by the first `register`, then held by the handler's thread
+    /// for as long as it serves.
+    private let socket = Mutex<Socket?>(nil)
 
     /// How many handshakes of client `key` were refused so far (for the first 1,024 keys).
-    func refusals(of key: String) -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return refusals[key, default: 0]
-    }
+    func refusals(of key: String) -> Int { state.withLock { $0.refusals[key, default: 0] } }
 
     /// Registers one server's allow-list and returns the ZAP domain its socket announces.
     func register(_ clients: Set<String>) -> String {
-        lock.lock()
-        defer { lock.unlock() }
-        let domain = "sightline-\(allowLists.count)"
-        allowLists[domain] = clients
-        if !started, let socket = try? Socket(type: ZMQ_REP),
-            (try? socket.bind(Endpoint("inproc://zeromq.zap.01"))) != nil
-        {
-            started = true
-            let box = SocketBox(socket)
-            Thread.start(named: "bus-curve-auth") { [self] in serve(box.value) }
+        state.withLock { state in
+            let domain = "sightline-\(state.allowLists.count)"
+            state.allowLists[domain] = clients
+            if !state.started {
+                // The thread does not exist yet: nobody else holds `socket`.
+                state.started = socket.withLock { slot in
+                    guard let socket = try? Socket(type: ZMQ_REP),
+                        (try? socket.bind(Endpoint("inproc://zeromq.zap.01"))) != nil
+                    else { return false }
+                    slot = socket
+                    return true
+                }
+                if state.started {
+                    Thread.start(named: "bus-curve-auth") { [self] in socket.withLock { $0.map(serve) } }
+                }
+            }
+            return domain
         }
-        return domain
     }
 
     private func allows(domain: [UInt8], key: String) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        let allowed = allowLists[String(decoding: domain, as: UTF8.self)]?.contains(key) ?? false
-        // Keys come from whoever connects: the count stays bounded however many they try.
-        if !allowed, refusals.count < 1024 || refusals[key] != nil { refusals[key, default: 0] += 1 }
-        return allowed
+        state.withLock { state in
+            let allowed = state.allowLists[String(decoding: domain, as: UTF8.self)]?.contains(key) ?? false
+            // Keys come from whoever connects: the count stays bounded however many they try.
+            if !allowed, state.refusals.count < 1024 || state.refusals[key] != nil {
+                state.refusals[key, default: 0] += 1
+            }
+            return allowed
+        }
     }
 
     private func serve(_ socket: Socket) {

@@ -14,8 +14,9 @@ import Synchronization
 public final class Publisher: Sendable {
     public let endpoint: Endpoint
     private let queue = DispatchQueue(label: "sightline.publisher")
-    /// Only ever touched on `queue`.
-    private let socket: SocketBox
+    /// Only ever touched on `queue` (the lock is never contended; it lets the compiler
+    /// check that the socket is used under it).
+    private let socket: Mutex<Socket>
     private let state = Mutex(State())
     private let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
@@ -58,7 +59,7 @@ public final class Publisher: Sendable {
             try socket.bind(endpoint)
         }
         for extra in alsoBind { try socket.bind(extra) }
-        self.socket = SocketBox(socket)
+        self.socket = Mutex(socket)
         self.endpoint = endpoint
         self.logger = logger
     }
@@ -77,7 +78,7 @@ public final class Publisher: Sendable {
                 let body = try encoder.encode(message)
                 var frames = [Array(topic.utf8), Array(body)]
                 if let payload { frames.append(payload) }
-                try socket.value.send(frames)
+                _ = try socket.withLock { try $0.send(frames) }
                 let sentAt = WallClock.nowNanoseconds()
                 state.withLock { state in
                     state.messages += 1
@@ -146,7 +147,7 @@ public final class Publisher: Sendable {
     public func close() async {
         await withCheckedContinuation { continuation in
             queue.async { [self] in
-                socket.value.close()
+                socket.withLock { $0.close() }
                 continuation.resume()
             }
         }
@@ -159,7 +160,7 @@ public final class Publisher: Sendable {
 
     /// On the queue: consumes subscription frames so they do not pile up.
     private func readSubscriptions(waitMs: Int32 = 0) {
-        while let frames = try? socket.value.receive(timeoutMs: waitMs), let frame = frames.first,
+        while let frames = try? socket.withLock({ try $0.receive(timeoutMs: waitMs) }), let frame = frames.first,
             let first = frame.first
         {
             state.withLock { state in

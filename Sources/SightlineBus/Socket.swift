@@ -125,10 +125,3 @@ final class Socket {
 }
 
 func lastError() -> String { String(cString: zmq_strerror(zmq_errno())) }
-
-/// Hands a socket to the one thread or serial queue that will use it (sockets are not
-/// thread-safe, so the compiler cannot check this).
-struct SocketBox: @unchecked Sendable {
-    let value: Socket
-    init(_ value: Socket) { self.value = value }
-}

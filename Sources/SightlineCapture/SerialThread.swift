@@ -1,5 +1,6 @@
 import Foundation
 import SightlineCore
+import Synchronization
 
 /// A serial queue with one thread of its own: work runs in the order it was added, always
 /// on that thread, which ends once the queue is gone and its work is done.
@@ -25,38 +26,34 @@ final class SerialThread: Sendable {
 }
 
 /// The thread's work, shared with the thread (which never holds the `SerialThread`).
-private final class Mailbox: @unchecked Sendable {
-    private let condition = NSCondition()
-    /// Guarded by `condition`.
-    private var work: [@Sendable () -> Void] = []
-    private var stopping = false
+private final class Mailbox: Sendable {
+    private let state = Mutex((work: [@Sendable () -> Void](), stopping: false))
+    /// Signalled once for each work added and once for `stop()`.
+    private let ready = DispatchSemaphore(value: 0)
 
     func add(_ next: @escaping @Sendable () -> Void) {
-        condition.lock()
-        work.append(next)
-        condition.signal()
-        condition.unlock()
+        state.withLock { $0.work.append(next) }
+        ready.signal()
     }
 
     func stop() {
-        condition.lock()
-        stopping = true
-        condition.signal()
-        condition.unlock()
+        state.withLock { $0.stopping = true }
+        ready.signal()
     }
 
-    /// The thread's loop: runs the work in order; returns once stopped with none left.
+    /// The thread's loop: runs the work in order; returns once stopped with none left. A
+    /// wake-up that finds no work was `stop()`'s: every work's own came with it.
     func run() {
         while true {
-            condition.lock()
-            while work.isEmpty && !stopping { condition.wait() }
-            guard !work.isEmpty else {
-                condition.unlock()
+            ready.wait()
+            let (next, stopping) = state.withLock { state in
+                (state.work.isEmpty ? nil : state.work.removeFirst(), state.stopping)
+            }
+            if let next {
+                next()
+            } else if stopping {
                 return
             }
-            let next = work.removeFirst()
-            condition.unlock()
-            next()
         }
     }
 }

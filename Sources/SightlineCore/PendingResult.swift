@@ -1,21 +1,22 @@
 import Dispatch
+import Synchronization
 
 /// A value one thread hands another, once: `complete(_:)` on one, `wait()` on the other.
-package final class PendingResult<Value>: @unchecked Sendable {
+package final class PendingResult<Value: Sendable>: Sendable {
     private let done = DispatchSemaphore(value: 0)
-    /// Written before `done` is signalled, read after it is waited for.
-    private var value: Value?
+    /// Set before `done` is signalled, taken after it is waited for.
+    private let value = Mutex<Value?>(nil)
 
     package init() {}
 
     package func complete(_ value: Value) {
-        self.value = value
+        self.value.withLock { $0 = value }
         done.signal()
     }
 
     /// Blocks until `complete(_:)` has been called. Call once.
     package func wait() -> Value {
         done.wait()
-        return value!
+        return value.withLock { $0! }
     }
 }

@@ -31,93 +31,129 @@ package enum BurnIn {
         let started = ContinuousClock.now
         let file = try OutputFile(path: output, overwrite: overwrite)
         let script = try OverlayScript(source)
-        let indices = source.sampleIndices(for: range)
-        let timescale = Int32(clamping: source.video.timescale)
-        let start = Int64((range.lowerBound * Double(timescale)).rounded())
-        let end = Int64((range.upperBound * Double(timescale)).rounded())
-        let frameRate = Double(source.video.samples.count) / max(source.duration, 1e-3)
         var framesWritten = 0
         let bytes = try file.produce { path in
             let cores = ProcessInfo.processInfo.activeProcessorCount
             let decoder = try H264SampleDecoder(avcConfiguration: source.format.avcConfiguration, threads: cores)
-            var painter: OverlayPainter?
-            var encoder: VideoEncoder?
-            var writer: MovieWriter?
-            var last = ContinuousClock.now
-
-            func write(_ packets: [EncodedVideoPacket]) throws {
-                for packet in packets {
-                    let accessUnit = H264.AccessUnit(annexB: packet.data)
-                    if writer == nil {
-                        let format = try VideoTrackFormat(
-                            annexBParameterSets: H264.annexB(accessUnit.parameterSets), width: encoder!.width,
-                            height: encoder!.height,
-                            timescale: timescale)
-                        writer = try MovieWriter(
-                            path: path, video: format,
-                            passthroughTracks: source.soundTracks.map(ClipSource.passthroughFormat),
-                            configuration: .init(fragmentInterval: nil, syncEachFragment: false, brand: .mp4))
-                        // The audio is copied as it is, timed from the clip's start.
-                        for (index, track) in source.soundTracks.enumerated() {
-                            for sample in try source.passthroughSamples(
-                                of: track, during: range, shift: range.lowerBound)
-                            {
-                                try writer!.append(sample, toPassthroughTrack: index)
-                            }
-                        }
-                    }
-                    try writer!.append(
-                        VideoSample(
-                            accessUnit, decodeTime: packet.decodeTime,
-                            presentationTime: packet.presentationTime,
-                            duration: packet.duration, isSync: packet.isKeyFrame))
-                }
-            }
-
-            func show(_ pictures: [H264SampleDecoder.Picture]) throws {
-                for (time, stored) in pictures.sorted(by: { $0.time < $1.time }) where time >= start && time < end {
-                    let seconds = Double(time) / Double(timescale)
-                    let upright = stored.oriented(script.orientation(at: seconds))
-                    if painter == nil { painter = try OverlayPainter(width: upright.width, height: upright.height) }
-                    painter!.draw(script, at: seconds, on: upright)
-                    if encoder == nil {
-                        var settings = VideoEncoder.Options()
-                        (settings.crf, settings.preset, settings.tune) = (options.crf, options.preset, nil)
-                        settings.threads = cores
-                        encoder = try VideoEncoder(
-                            width: upright.width, height: upright.height, timescale: timescale,
-                            frameRate: frameRate, options: settings)
-                    }
-                    let frame = VideoFrame(
-                        pixels: upright, time: MediaTime(value: time - start, timescale: timescale),
-                        duration: nil, wallClockNanoseconds: 0, index: framesWritten)
-                    try write(try encoder!.encode(frame))
-                    framesWritten += 1
-                    if let progress, ContinuousClock.now - last > .milliseconds(200) {
-                        last = .now
-                        let elapsed = (ContinuousClock.now - started).milliseconds / 1000
-                        progress(
-                            min(1, Double(time - start) / Double(max(1, end - start))),
-                            Double(framesWritten) / max(elapsed, 1e-3))
-                    }
-                }
-            }
-
-            for index in indices {
+            let rendering = Rendering(
+                source, range: range, script: script, options: options, cores: cores, to: path, progress: progress)
+            for index in source.sampleIndices(for: range) {
                 let sample = source.video.samples[index]
-                try show(
+                try rendering.show(
                     try decoder.decode(
                         try source.movie.readSample(sample), presentationTime: source.presentationTimes[index]))
             }
-            try show(try decoder.flush())
-            if let encoder { try write(try encoder.flush()) }
-            guard let writer else { throw ExportError.emptyRange(from: range.lowerBound, to: range.upperBound) }
-            try writer.finish()
+            try rendering.show(try decoder.flush())
+            try rendering.finish()
+            framesWritten = rendering.framesWritten
         }
         return ExportSummary(
             output: output, mode: .burnIn, from: range.lowerBound, to: range.upperBound, frames: framesWritten,
             metadataGroups: [:], bytes: bytes, seconds: (ContinuousClock.now - started).milliseconds / 1000,
             sourceIncomplete: source.isIncomplete)
+    }
+
+    /// One export's pictures on their way into the file: turned upright, drawn on, encoded
+    /// and written; the painter, the encoder and the writer are made for the first picture.
+    private final class Rendering {
+        private let source: ClipSource
+        private let range: Range<Double>
+        private let script: OverlayScript
+        private let options: Options
+        private let cores: Int
+        private let path: String
+        private let progress: ExportProgress?
+        private let timescale: Int32
+        /// The clip's span in the video's ticks.
+        private let start: Int64
+        private let end: Int64
+        private let started = ContinuousClock.now
+        private var reported = ContinuousClock.now
+        private var painter: OverlayPainter?
+        private var encoder: VideoEncoder?
+        private var writer: MovieWriter?
+        private(set) var framesWritten = 0
+
+        init(
+            _ source: ClipSource, range: Range<Double>, script: OverlayScript, options: Options, cores: Int,
+            to path: String, progress: ExportProgress?
+        ) {
+            (self.source, self.range, self.script, self.options) = (source, range, script, options)
+            (self.cores, self.path, self.progress) = (cores, path, progress)
+            timescale = Int32(clamping: source.video.timescale)
+            start = Int64((range.lowerBound * Double(timescale)).rounded())
+            end = Int64((range.upperBound * Double(timescale)).rounded())
+        }
+
+        /// Draws, encodes and writes the decoded pictures within the clip, in presentation order.
+        func show(_ pictures: [H264SampleDecoder.Picture]) throws {
+            for (time, stored) in pictures.sorted(by: { $0.time < $1.time }) where time >= start && time < end {
+                let seconds = Double(time) / Double(timescale)
+                let upright = stored.oriented(script.orientation(at: seconds))
+                if painter == nil { painter = try OverlayPainter(width: upright.width, height: upright.height) }
+                painter!.draw(script, at: seconds, on: upright)
+                let encoder = try self.encoder ?? makeEncoder(width: upright.width, height: upright.height)
+                let frame = VideoFrame(
+                    pixels: upright, time: MediaTime(value: time - start, timescale: timescale),
+                    duration: nil, wallClockNanoseconds: 0, index: framesWritten)
+                try write(try encoder.encode(frame))
+                framesWritten += 1
+                if let progress, ContinuousClock.now - reported > .milliseconds(200) {
+                    reported = .now
+                    let elapsed = (ContinuousClock.now - started).milliseconds / 1000
+                    progress(
+                        min(1, Double(time - start) / Double(max(1, end - start))),
+                        Double(framesWritten) / max(elapsed, 1e-3))
+                }
+            }
+        }
+
+        /// Writes what the encoder still holds and finishes the file.
+        func finish() throws {
+            if let encoder { try write(try encoder.flush()) }
+            guard let writer else { throw ExportError.emptyRange(from: range.lowerBound, to: range.upperBound) }
+            try writer.finish()
+        }
+
+        private func makeEncoder(width: Int, height: Int) throws -> VideoEncoder {
+            var settings = VideoEncoder.Options()
+            (settings.crf, settings.preset, settings.tune) = (options.crf, options.preset, nil)
+            settings.threads = cores
+            let frameRate = Double(source.video.samples.count) / max(source.duration, 1e-3)
+            let encoder = try VideoEncoder(
+                width: width, height: height, timescale: timescale, frameRate: frameRate, options: settings)
+            self.encoder = encoder
+            return encoder
+        }
+
+        private func write(_ packets: [EncodedVideoPacket]) throws {
+            for packet in packets {
+                let accessUnit = H264.AccessUnit(annexB: packet.data)
+                let writer = try self.writer ?? makeWriter(parameterSets: accessUnit.parameterSets)
+                try writer.append(
+                    VideoSample(
+                        accessUnit, decodeTime: packet.decodeTime, presentationTime: packet.presentationTime,
+                        duration: packet.duration, isSync: packet.isKeyFrame))
+            }
+        }
+
+        /// The MP4, from the first packet's parameter sets, with the clip's audio copied as it
+        /// is, timed from the clip's start.
+        private func makeWriter(parameterSets: [ArraySlice<UInt8>]) throws -> MovieWriter {
+            let format = try VideoTrackFormat(
+                annexBParameterSets: H264.annexB(parameterSets), width: encoder!.width, height: encoder!.height,
+                timescale: timescale)
+            let writer = try MovieWriter(
+                path: path, video: format, passthroughTracks: source.soundTracks.map(ClipSource.passthroughFormat),
+                configuration: .init(fragmentInterval: nil, syncEachFragment: false, brand: .mp4))
+            for (index, track) in source.soundTracks.enumerated() {
+                for sample in try source.passthroughSamples(of: track, during: range, shift: range.lowerBound) {
+                    try writer.append(sample, toPassthroughTrack: index)
+                }
+            }
+            self.writer = writer
+            return writer
+        }
     }
 }
 

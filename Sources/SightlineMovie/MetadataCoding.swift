@@ -35,22 +35,6 @@ enum MetadataCoding {
         func mismatch() -> MovieError {
             .invalidInput("'\(key.identifier)' is declared \(key.dataType); \(value) does not fit")
         }
-        func integer(bits: Int, signed: Bool) throws {
-            let wide: Int64
-            switch value {
-            case .int(let v): wide = v
-            case .uint(let v) where v <= UInt64(Int64.max): wide = Int64(v)
-            case .uint(let v) where bits == 64 && !signed:
-                w.u64(v)
-                return
-            default: throw mismatch()
-            }
-            guard key.dataType.holds(wide) else { throw mismatch() }
-            let pattern = UInt64(bitPattern: wide)
-            for shift in stride(from: bits - 8, through: 0, by: -8) {
-                w.u8(UInt8(truncatingIfNeeded: pattern >> UInt64(shift)))
-            }
-        }
         func number() throws -> Double {
             switch value {
             case .float(let v): return v
@@ -70,8 +54,7 @@ enum MetadataCoding {
         case .wellKnown(23): w.f32(Float(try number()))
         case .wellKnown(24): w.f64(try number())
         case _ where key.dataType.integerLayout != nil:
-            let (bits, signed) = key.dataType.integerLayout!
-            try integer(bits: bits, signed: signed)
+            guard writeInteger(value, as: key.dataType, into: &w) else { throw mismatch() }
         case .wellKnown(let code) where key.dataType.allowsComponents(0) != nil:
             guard case .floats(let components) = value, key.dataType.allowsComponents(components.count) == true else {
                 throw mismatch()
@@ -81,16 +64,7 @@ enum MetadataCoding {
             }
         case .named:
             switch value {
-            case .records(let records):
-                for record in records {
-                    var fields = ByteWriter()
-                    try writeItems(record, format: format, into: &fields)
-                    w.u32(UInt32(16 + fields.count))
-                    w.fourCC("crec")
-                    w.u32(UInt32(8 + fields.count))
-                    w.fourCC("cits")
-                    w.append(fields.bytes)
-                }
+            case .records(let records): try writeRecords(records, format: format, into: &w)
             case .string(let text) where key.conformingTypes.contains(1): w.append(Array(text.utf8))
             default: throw mismatch()
             }
@@ -98,6 +72,43 @@ enum MetadataCoding {
             throw mismatch()
         }
         return w.bytes
+    }
+
+    /// `value` big-endian in the integer layout of `dataType`; false when it does not fit.
+    private static func writeInteger(_ value: MetadataValue, as dataType: MetadataDataType, into w: inout ByteWriter)
+        -> Bool
+    {
+        guard let (bits, signed) = dataType.integerLayout else { return false }
+        let wide: Int64
+        switch value {
+        case .int(let v): wide = v
+        case .uint(let v) where v <= UInt64(Int64.max): wide = Int64(v)
+        case .uint(let v) where bits == 64 && !signed:
+            w.u64(v)
+            return true
+        default: return false
+        }
+        guard dataType.holds(wide) else { return false }
+        let pattern = UInt64(bitPattern: wide)
+        for shift in stride(from: bits - 8, through: 0, by: -8) {
+            w.u8(UInt8(truncatingIfNeeded: pattern >> UInt64(shift)))
+        }
+        return true
+    }
+
+    /// Records (faces, codes) as `crec` boxes, each holding its fields as items in `cits`.
+    private static func writeRecords(_ records: [[MetadataItem]], format: MetadataTrackFormat, into w: inout ByteWriter)
+        throws
+    {
+        for record in records {
+            var fields = ByteWriter()
+            try writeItems(record, format: format, into: &fields)
+            w.u32(UInt32(16 + fields.count))
+            w.fourCC("crec")
+            w.u32(UInt32(8 + fields.count))
+            w.fourCC("cits")
+            w.append(fields.bytes)
+        }
     }
 
     /// The items of a sample. Unknown ids and id 0 are padding; an item that overruns the

@@ -179,27 +179,7 @@ enum MovieBoxes {
                 w.u32(track.width << 16)
                 w.u32(track.height << 16)
             }
-            if duration > 0 {
-                w.box("edts") { w in
-                    let wideEdit = duration > UInt32.max || Int32(exactly: track.editMediaTime) == nil
-                    let edits: [(duration: UInt64, mediaTime: Int64)] =
-                        (track.emptyEditDuration > 0 ? [(track.emptyEditDuration, Int64(-1))] : [])
-                        + [(mediaEditDuration(of: track, movieTimescale: movieTimescale), track.editMediaTime)]
-                    w.fullBox("elst", version: wideEdit ? 1 : 0, flags: 0) { w in
-                        w.u32(UInt32(edits.count))
-                        for edit in edits {
-                            if wideEdit {
-                                w.u64(edit.duration)
-                                w.i64(edit.mediaTime)
-                            } else {
-                                w.u32(UInt32(edit.duration))
-                                w.i32(Int32(edit.mediaTime))
-                            }
-                            w.u32(0x0001_0000)
-                        }
-                    }
-                }
-            }
+            if duration > 0 { editList(&w, track, duration: duration, movieTimescale: movieTimescale) }
             if !track.describes.isEmpty {
                 w.box("tref") { w in w.box("cdsc") { w in for id in track.describes { w.u32(id) } } }
             }
@@ -215,30 +195,60 @@ enum MovieBoxes {
                     &w, type: "mhlr", subtype: track.handler,
                     name: track.isVideo
                         ? "Core Media Video" : track.isSound ? "Core Media Audio" : "Core Media Metadata")
-                w.box("minf") { w in
-                    if track.isVideo {
-                        w.fullBox("vmhd", version: 0, flags: 1) { $0.zeros(8) }
-                    } else if track.isSound {
-                        w.fullBox("smhd", version: 0, flags: 0) { $0.zeros(4) }  // balance, reserved
+                mediaInformation(&w, track)
+            }
+        }
+    }
+
+    /// The edit list: an empty edit first when the track starts after the movie, then its
+    /// media from `editMediaTime` for as long as it is shown.
+    private static func editList(_ w: inout ByteWriter, _ track: TrackLayout, duration: UInt64, movieTimescale: UInt32)
+    {
+        w.box("edts") { w in
+            let wideEdit = duration > UInt32.max || Int32(exactly: track.editMediaTime) == nil
+            let edits: [(duration: UInt64, mediaTime: Int64)] =
+                (track.emptyEditDuration > 0 ? [(track.emptyEditDuration, Int64(-1))] : [])
+                + [(mediaEditDuration(of: track, movieTimescale: movieTimescale), track.editMediaTime)]
+            w.fullBox("elst", version: wideEdit ? 1 : 0, flags: 0) { w in
+                w.u32(UInt32(edits.count))
+                for edit in edits {
+                    if wideEdit {
+                        w.u64(edit.duration)
+                        w.i64(edit.mediaTime)
                     } else {
-                        w.box("gmhd") { w in
-                            w.fullBox("gmin", version: 0, flags: 0) { w in
-                                w.u16(0x40)
-                                for _ in 0..<3 { w.u16(0x8000) }
-                                w.zeros(4)
-                            }
-                        }
+                        w.u32(UInt32(edit.duration))
+                        w.i32(Int32(edit.mediaTime))
                     }
-                    handler(&w, type: "dhlr", subtype: "alis", name: "Core Media Data Handler")
-                    w.box("dinf") { w in
-                        w.fullBox("dref", version: 0, flags: 0) { w in
-                            w.u32(1)
-                            w.fullBox("alis", version: 0, flags: 1) { _ in }
-                        }
-                    }
-                    sampleTable(&w, track)
+                    w.u32(0x0001_0000)
                 }
             }
+        }
+    }
+
+    /// `minf`: the media's header, its data reference (in this file) and its sample table.
+    private static func mediaInformation(_ w: inout ByteWriter, _ track: TrackLayout) {
+        w.box("minf") { w in
+            if track.isVideo {
+                w.fullBox("vmhd", version: 0, flags: 1) { $0.zeros(8) }
+            } else if track.isSound {
+                w.fullBox("smhd", version: 0, flags: 0) { $0.zeros(4) }  // balance, reserved
+            } else {
+                w.box("gmhd") { w in
+                    w.fullBox("gmin", version: 0, flags: 0) { w in
+                        w.u16(0x40)
+                        for _ in 0..<3 { w.u16(0x8000) }
+                        w.zeros(4)
+                    }
+                }
+            }
+            handler(&w, type: "dhlr", subtype: "alis", name: "Core Media Data Handler")
+            w.box("dinf") { w in
+                w.fullBox("dref", version: 0, flags: 0) { w in
+                    w.u32(1)
+                    w.fullBox("alis", version: 0, flags: 1) { _ in }
+                }
+            }
+            sampleTable(&w, track)
         }
     }
 

@@ -224,31 +224,8 @@ package final class MovieReader {
             while r.remaining >= 4 { track.describes.append(try r.u32()) }
         }
         if let elst = try child(bytes, trak, ["edts", "elst"]) {
-            r = ByteReader(bytes, range: elst.payload)
-            let (elstVersion, _) = try r.versionAndFlags()
-            var first: Int64?
-            var empty: UInt64 = 0  // movie ticks of empty edits before the first media
-            for _ in 0..<min(try r.u32(), 16) {
-                let duration: UInt64
-                let mediaTime: Int64
-                if elstVersion == 1 {
-                    duration = try r.u64()
-                    mediaTime = try r.i64()
-                } else {
-                    duration = UInt64(try r.u32())
-                    mediaTime = Int64(try r.i32())
-                }
-                try r.skip(4)
-                if mediaTime >= 0 {
-                    first = mediaTime
-                    break
-                }
-                empty &+= duration  // -1 is an empty edit: nothing shown meanwhile
-            }
-            let delay =
-                movieTimescale > 0
-                ? Int64(min((Double(empty) * Double(timescale) / Double(movieTimescale)).rounded(), 1e15)) : 0
-            track.editMediaTime = (first ?? 0) &- delay
+            track.editMediaTime = try Self.editMediaTime(
+                ByteReader(bytes, range: elst.payload), timescale: timescale, movieTimescale: movieTimescale)
         }
         guard let stbl = try child(bytes, mdia, ["minf", "stbl"]) else {
             throw MovieError.malformed("track \(id) has no 'stbl'")
@@ -268,6 +245,36 @@ package final class MovieReader {
         }
         track.samples = try SampleTableParser(bytes: bytes, boxes: tables, fileSize: fileSize).samples()
         return track
+    }
+
+    /// Where an edit list starts showing the media, in the track's ticks: its first media
+    /// edit's time, less the empty edits before it (at most 16 edits are read).
+    private static func editMediaTime(_ elst: ByteReader, timescale: UInt32, movieTimescale: UInt32) throws -> Int64 {
+        var r = elst
+        let (version, _) = try r.versionAndFlags()
+        var first: Int64?
+        var empty: UInt64 = 0  // movie ticks of empty edits before the first media
+        for _ in 0..<min(try r.u32(), 16) {
+            let duration: UInt64
+            let mediaTime: Int64
+            if version == 1 {
+                duration = try r.u64()
+                mediaTime = try r.i64()
+            } else {
+                duration = UInt64(try r.u32())
+                mediaTime = Int64(try r.i32())
+            }
+            try r.skip(4)
+            if mediaTime >= 0 {
+                first = mediaTime
+                break
+            }
+            empty &+= duration  // -1 is an empty edit: nothing shown meanwhile
+        }
+        let delay =
+            movieTimescale > 0
+            ? Int64(min((Double(empty) * Double(timescale) / Double(movieTimescale)).rounded(), 1e15)) : 0
+        return (first ?? 0) &- delay
     }
 
     private struct TrackDefaults {
@@ -320,46 +327,54 @@ package final class MovieReader {
                 decodeTime = version == 1 ? Int64(clamping: try r.u64()) : Int64(try r.u32())
             }
             for trun in children.all("trun") {
-                r = ByteReader(bytes, range: trun.payload)
-                let (version, runFlags) = try r.versionAndFlags()
-                let fieldsPerSample = [0x100, 0x200, 0x400, 0x800].filter { runFlags & $0 != 0 }.count
-                let declared = try r.u32()
-                var offset = base
-                if runFlags & 0x1 != 0 {
-                    let signed = Int64(clamping: base) + Int64(try r.i32())
-                    guard signed >= 0 else {
-                        throw MovieError.malformed("track \(id) has a sample outside the file at byte \(signed)")
-                    }
-                    offset = UInt64(signed)
-                }
-                let firstFlags = runFlags & 0x4 != 0 ? try r.u32() : nil
-                let count =
-                    fieldsPerSample > 0
-                    ? try r.checkEntries(declared, size: 4 * fieldsPerSample, in: "trun") : Int(declared)
-                guard tracks[index].samples.count + count <= Self.maximumSampleCount else {
-                    throw MovieError.malformed("track \(id) declares more than \(Self.maximumSampleCount) samples")
-                }
-                for sampleIndex in 0..<count {
-                    let duration = runFlags & 0x100 != 0 ? try r.u32() : trackDefaults.duration
-                    let size = runFlags & 0x200 != 0 ? try r.u32() : trackDefaults.size
-                    var sampleFlags = runFlags & 0x400 != 0 ? try r.u32() : trackDefaults.flags
-                    if sampleIndex == 0, let firstFlags { sampleFlags = firstFlags }
-                    let cto: Int32 =
-                        runFlags & 0x800 != 0 ? (version == 0 ? Int32(clamping: try r.u32()) : try r.i32()) : 0
-                    guard size > 0, offset <= fileSize, UInt64(size) <= fileSize - offset else {
-                        throw MovieError.malformed("track \(id) has a sample outside the file at byte \(offset)")
-                    }
-                    let (nextDecodeTime, overflow) = decodeTime.addingReportingOverflow(Int64(duration))
-                    guard !overflow else { throw MovieError.malformed("track \(id) has decode times past 2^63") }
-                    tracks[index].samples.append(
-                        MovieSample(
-                            offset: offset, size: size, decodeTime: decodeTime, duration: duration,
-                            compositionOffset: cto,
-                            isSync: sampleFlags & 0x0001_0000 == 0))
-                    offset += UInt64(size)
-                    decodeTime = nextDecodeTime
-                }
+                try parseRun(
+                    ByteReader(bytes, range: trun.payload), base: base, defaults: trackDefaults,
+                    decodeTime: &decodeTime, into: &tracks[index])
             }
+        }
+    }
+
+    /// One `trun`: its samples, from `base` (or its own data offset) and `decodeTime` on,
+    /// each field the run leaves out taken from `defaults`.
+    private func parseRun(
+        _ trun: ByteReader, base: UInt64, defaults: TrackDefaults, decodeTime: inout Int64, into track: inout MovieTrack
+    ) throws {
+        var r = trun
+        let id = track.id
+        let (version, runFlags) = try r.versionAndFlags()
+        let fieldsPerSample = [0x100, 0x200, 0x400, 0x800].filter { runFlags & $0 != 0 }.count
+        let declared = try r.u32()
+        var offset = base
+        if runFlags & 0x1 != 0 {
+            let signed = Int64(clamping: base) + Int64(try r.i32())
+            guard signed >= 0 else {
+                throw MovieError.malformed("track \(id) has a sample outside the file at byte \(signed)")
+            }
+            offset = UInt64(signed)
+        }
+        let firstFlags = runFlags & 0x4 != 0 ? try r.u32() : nil
+        let count =
+            fieldsPerSample > 0 ? try r.checkEntries(declared, size: 4 * fieldsPerSample, in: "trun") : Int(declared)
+        guard track.samples.count + count <= Self.maximumSampleCount else {
+            throw MovieError.malformed("track \(id) declares more than \(Self.maximumSampleCount) samples")
+        }
+        for sampleIndex in 0..<count {
+            let duration = runFlags & 0x100 != 0 ? try r.u32() : defaults.duration
+            let size = runFlags & 0x200 != 0 ? try r.u32() : defaults.size
+            var sampleFlags = runFlags & 0x400 != 0 ? try r.u32() : defaults.flags
+            if sampleIndex == 0, let firstFlags { sampleFlags = firstFlags }
+            let cto: Int32 = runFlags & 0x800 != 0 ? (version == 0 ? Int32(clamping: try r.u32()) : try r.i32()) : 0
+            guard size > 0, offset <= fileSize, UInt64(size) <= fileSize - offset else {
+                throw MovieError.malformed("track \(id) has a sample outside the file at byte \(offset)")
+            }
+            let (nextDecodeTime, overflow) = decodeTime.addingReportingOverflow(Int64(duration))
+            guard !overflow else { throw MovieError.malformed("track \(id) has decode times past 2^63") }
+            track.samples.append(
+                MovieSample(
+                    offset: offset, size: size, decodeTime: decodeTime, duration: duration, compositionOffset: cto,
+                    isSync: sampleFlags & 0x0001_0000 == 0))
+            offset += UInt64(size)
+            decodeTime = nextDecodeTime
         }
     }
 }
@@ -405,50 +420,9 @@ private struct SampleTableParser {
     }
 
     func samples() throws -> [MovieSample] {
-        // Sizes.
-        var sizes: [UInt32] = []
-        if let stsz = boxes.first("stsz") {
-            var r = ByteReader(bytes, range: stsz.payload)
-            try r.skip(4)
-            let constant = try r.u32()
-            let declared = try r.u32()
-            if constant == 0 {
-                let count = try r.checkEntries(declared, size: 4, in: "stsz")
-                sizes = try (0..<count).map { _ in try r.u32() }
-            } else {
-                guard UInt64(declared) * UInt64(constant) <= fileSize, Int(declared) <= MovieReader.maximumSampleCount
-                else {
-                    throw MovieError.malformed(
-                        "'stsz' declares \(declared) samples of \(constant) bytes, more than the file holds")
-                }
-                sizes = Array(repeating: constant, count: Int(declared))
-            }
-        }
+        let sizes = try sampleSizes()
         guard !sizes.isEmpty else { return [] }
-
-        // Chunk offsets.
-        var chunkOffsets: [UInt64] = try entries("stco", fields: 1).map { UInt64($0[0]) }
-        if chunkOffsets.isEmpty, let co64 = boxes.first("co64") {
-            var r = ByteReader(bytes, range: co64.payload)
-            try r.skip(4)
-            let count = try r.checkEntries(try r.u32(), size: 8, in: "co64")
-            chunkOffsets = try (0..<count).map { _ in try r.u64() }
-        }
-        let chunkRuns = try entries("stsc", fields: 3)
-
-        // Offsets: walk chunks, each with the samples-per-chunk of the stsc run it is in.
-        var offsets: [UInt64] = []
-        offsets.reserveCapacity(sizes.count)
-        var runIndex = 0
-        for (chunk, chunkOffset) in chunkOffsets.enumerated() where offsets.count < sizes.count {
-            while runIndex + 1 < chunkRuns.count, Int(chunkRuns[runIndex + 1][0]) <= chunk + 1 { runIndex += 1 }
-            guard runIndex < chunkRuns.count else { break }
-            var offset = chunkOffset
-            for _ in 0..<min(Int(chunkRuns[runIndex][1]), sizes.count - offsets.count) {
-                offsets.append(offset)
-                offset = offset.addingReportingOverflow(UInt64(sizes[offsets.count - 1])).partialValue
-            }
-        }
+        let offsets = try sampleOffsets(sizes: sizes)
         let count = offsets.count
 
         // Times.
@@ -483,5 +457,57 @@ private struct SampleTableParser {
             decodeTime += Int64(durations[index])
         }
         return samples
+    }
+
+    /// Each sample's size (`stsz`).
+    private func sampleSizes() throws -> [UInt32] {
+        var sizes: [UInt32] = []
+        if let stsz = boxes.first("stsz") {
+            var r = ByteReader(bytes, range: stsz.payload)
+            try r.skip(4)
+            let constant = try r.u32()
+            let declared = try r.u32()
+            if constant == 0 {
+                let count = try r.checkEntries(declared, size: 4, in: "stsz")
+                sizes = try (0..<count).map { _ in try r.u32() }
+            } else {
+                guard UInt64(declared) * UInt64(constant) <= fileSize, Int(declared) <= MovieReader.maximumSampleCount
+                else {
+                    throw MovieError.malformed(
+                        "'stsz' declares \(declared) samples of \(constant) bytes, more than the file holds")
+                }
+                sizes = Array(repeating: constant, count: Int(declared))
+            }
+        }
+        return sizes
+    }
+
+    /// Where each sample starts: its chunk's offset (`stco`, `co64`) and the sizes of the
+    /// samples before it in the chunk (`stsc` says how many a chunk has). Samples beyond the
+    /// chunks are left out.
+    private func sampleOffsets(sizes: [UInt32]) throws -> [UInt64] {
+        var chunkOffsets: [UInt64] = try entries("stco", fields: 1).map { UInt64($0[0]) }
+        if chunkOffsets.isEmpty, let co64 = boxes.first("co64") {
+            var r = ByteReader(bytes, range: co64.payload)
+            try r.skip(4)
+            let count = try r.checkEntries(try r.u32(), size: 8, in: "co64")
+            chunkOffsets = try (0..<count).map { _ in try r.u64() }
+        }
+        let chunkRuns = try entries("stsc", fields: 3)
+
+        // Offsets: walk chunks, each with the samples-per-chunk of the stsc run it is in.
+        var offsets: [UInt64] = []
+        offsets.reserveCapacity(sizes.count)
+        var runIndex = 0
+        for (chunk, chunkOffset) in chunkOffsets.enumerated() where offsets.count < sizes.count {
+            while runIndex + 1 < chunkRuns.count, Int(chunkRuns[runIndex + 1][0]) <= chunk + 1 { runIndex += 1 }
+            guard runIndex < chunkRuns.count else { break }
+            var offset = chunkOffset
+            for _ in 0..<min(Int(chunkRuns[runIndex][1]), sizes.count - offsets.count) {
+                offsets.append(offset)
+                offset = offset.addingReportingOverflow(UInt64(sizes[offsets.count - 1])).partialValue
+            }
+        }
+        return offsets
     }
 }

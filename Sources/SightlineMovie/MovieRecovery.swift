@@ -60,14 +60,7 @@ package enum MovieRecovery {
         }
 
         // Keep whole moof+mdat pairs; cut everything after the last one.
-        var end = initial.start + initial.size
-        var fragments = 0
-        var index = scan.boxes.firstIndex { $0 == initial }! + 1
-        while index + 1 < scan.boxes.count, scan.boxes[index].type == "moof", scan.boxes[index + 1].type == "mdat" {
-            end = scan.boxes[index + 1].start + scan.boxes[index + 1].size
-            fragments += 1
-            index += 2
-        }
+        let (end, fragments) = wholeFragments(scan.boxes, after: scan.boxes.firstIndex { $0 == initial }!)
         guard fragments > 0 else { return try remove(path, bytes: originalSize) }
         try file.truncate(to: end)
         let kept = try MovieReader(path: path)
@@ -84,6 +77,22 @@ package enum MovieRecovery {
         try file.sync()
         try hideFragmentHeaders(in: file, at: headers.filter { $0 < end })
         return .recovered(fragments: fragments, discardedBytes: originalSize - end)
+    }
+
+    /// How many whole `moof`+`mdat` pairs follow the movie header at `header`, and where the
+    /// last one ends (the header's end when none does): what a crash left complete.
+    private static func wholeFragments(_ boxes: [(type: FourCC, start: UInt64, size: UInt64)], after header: Int) -> (
+        end: UInt64, count: Int
+    ) {
+        var end = boxes[header].start + boxes[header].size
+        var count = 0
+        var index = header + 1
+        while index + 1 < boxes.count, boxes[index].type == "moof", boxes[index + 1].type == "mdat" {
+            end = boxes[index + 1].start + boxes[index + 1].size
+            count += 1
+            index += 2
+        }
+        return (end, count)
     }
 
     /// One line for a person: what recovery did to a file.

@@ -24,48 +24,58 @@ package struct FramesConfiguration: Sendable {
 /// subscribes to `frames/<source>/`, are passed over without work.
 ///
 /// Everything but the counters runs on the output's serial queue, which owns the snapshotter.
-final class FramesPublishing: FrameDataOutputDelegate, @unchecked Sendable {
-    private let snapshotter: FrameSnapshotter
+final class FramesPublishing: FrameDataOutputDelegate, Sendable {
     private let configuration: FramesConfiguration
     private let publisher: Publisher
     private let sourceID: String
     private let topic: String
-    private var failures: RateLimitedLog
     private let timingState = Mutex(TimingCounters())
-    private var lastPublished: MediaTime?
+    /// The output queue's: it holds the lock while it takes a frame (never contended; the
+    /// compiler checks that the snapshotter is used under it).
+    private let snapshotting: Mutex<Snapshotting>
+
+    private struct Snapshotting {
+        let snapshotter: FrameSnapshotter
+        var failures: RateLimitedLog
+        var lastPublished: MediaTime?
+    }
 
     init(configuration: FramesConfiguration, publisher: Publisher, sourceID: String, logger: Logger) throws {
         guard configuration.rate > 0 else { throw SightlineError.invalidArgument("the frames rate must be positive") }
-        snapshotter = try FrameSnapshotter(
+        let snapshotter = try FrameSnapshotter(
             format: configuration.format, maximumWidth: configuration.maximumWidth,
             maximumHeight: configuration.maximumHeight, jpegQuality: configuration.jpegQuality)
         self.configuration = configuration
         self.publisher = publisher
         self.sourceID = sourceID
         self.topic = Topic.make(kind: .frames, source: sourceID)
-        failures = RateLimitedLog(logger: logger)
+        snapshotting = Mutex(Snapshotting(snapshotter: snapshotter, failures: RateLimitedLog(logger: logger)))
     }
 
     /// Time to scale (and encode) each published frame; `count` is frames published.
     var timing: TimingCounters { timingState.withLock { $0 } }
 
     func frameDataOutput(_ output: FrameDataOutput, didOutput frame: VideoFrame) {
+        snapshotting.withLock { publish(frame, &$0) }
+    }
+
+    private func publish(_ frame: VideoFrame, _ snapshotting: inout Snapshotting) {
         // Half a frame of slack, so 5 a second from 30 fps is every 6th frame, not every 7th.
         let interval = 1 / configuration.rate - 0.5 * (frame.duration?.seconds ?? 0)
-        if let last = lastPublished, (frame.time - last).seconds < interval { return }
+        if let last = snapshotting.lastPublished, (frame.time - last).seconds < interval { return }
         guard publisher.hasSubscriber(for: topic) else { return }
         let started = ContinuousClock.now
         do {
-            let (info, bytes) = try snapshotter.snapshot(frame.pixels)
+            let (info, bytes) = try snapshotting.snapshotter.snapshot(frame.pixels)
             timingState.withLock { $0.record(milliseconds: (ContinuousClock.now - started).milliseconds) }
-            lastPublished = frame.time
+            snapshotting.lastPublished = frame.time
             publisher.publish(
                 Message(
                     kind: .frames, source: sourceID, time: frame.time, wallTimeNs: frame.wallClockNanoseconds,
                     frame: info),
                 payload: bytes)
         } catch {
-            failures.warning("a frame could not be published: \(error)", reason: "snapshot")
+            snapshotting.failures.warning("a frame could not be published: \(error)", reason: "snapshot")
         }
     }
 }

@@ -14,7 +14,7 @@ import Synchronization
 /// with a rate-limited log line; the source keeps running.
 ///
 /// The socket belongs to the input's own thread, from `start()` to `stop()`.
-final class MetadataInput: @unchecked Sendable {
+final class MetadataInput: Sendable {
     struct Configuration: Sendable {
         var endpoint: Endpoint
         var allowRemote = false
@@ -26,24 +26,41 @@ final class MetadataInput: @unchecked Sendable {
         var maximumMessageBytes = 256 << 10
     }
 
-    private let subscriber: Subscriber
     private let configuration: Configuration
     private let sourceID: String
     private let publisher: Publisher
     private let mediaTime: @Sendable (UInt64) -> MediaTime?
-    private var log: RateLimitedLog
+    /// The socket, the log and the rate limit: made by `init`, then the input thread's,
+    /// which holds the lock until it stops (a lock nobody else takes, so that the compiler
+    /// checks who uses them).
+    private let receiving: Mutex<Receiving>
     private let state = Mutex((accepted: 0, rejected: [String: Int](), undecodable: [String: Int]()))
     private let stopRequested = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
-    private var tokens: Double
-    private var lastRefill = ContinuousClock.now
+
+    private struct Receiving {
+        let subscriber: Subscriber
+        var log: RateLimitedLog
+        /// A token bucket: `maximumRate` groups a second on average, as many in a burst.
+        var tokens: Double
+        var lastRefill = ContinuousClock.now
+
+        mutating func takeToken(rate: Int) -> Bool {
+            let now = ContinuousClock.now
+            tokens = min(Double(rate), tokens + (now - lastRefill).seconds * Double(rate))
+            lastRefill = now
+            guard tokens >= 1 else { return false }
+            tokens -= 1
+            return true
+        }
+    }
 
     /// Binds at once, so a bad or busy endpoint fails before the run starts.
     init(
         configuration: Configuration, sourceID: String, publisher: Publisher,
         mediaTime: @escaping @Sendable (UInt64) -> MediaTime?, logger: Logger
     ) throws {
-        subscriber = try Subscriber(
+        let subscriber = try Subscriber(
             binding: configuration.endpoint, topics: [Topic.make(kind: .metadata, source: sourceID)],
             allowRemote: configuration.allowRemote, curve: configuration.curve,
             maximumMessageBytes: configuration.maximumMessageBytes)
@@ -51,9 +68,10 @@ final class MetadataInput: @unchecked Sendable {
         self.sourceID = sourceID
         self.publisher = publisher
         self.mediaTime = mediaTime
-        self.log = RateLimitedLog(logger: logger)
         subscriber.logRejections(to: logger)
-        tokens = Double(configuration.maximumRate)
+        receiving = Mutex(
+            Receiving(
+                subscriber: subscriber, log: RateLimitedLog(logger: logger), tokens: Double(configuration.maximumRate)))
     }
 
     /// Accepted and rejected groups so far. Any thread.
@@ -65,8 +83,10 @@ final class MetadataInput: @unchecked Sendable {
 
     func start() {
         Thread.start(named: "metadata-in") { [self] in
-            while !stopRequested.load(ordering: .acquiring) { receiveOne() }
-            subscriber.close()
+            receiving.withLock { receiving in
+                while !stopRequested.load(ordering: .acquiring) { receiveOne(&receiving) }
+                receiving.subscriber.close()
+            }
             finished.signal()
         }
     }
@@ -77,46 +97,39 @@ final class MetadataInput: @unchecked Sendable {
         finished.wait()
     }
 
-    private func receiveOne() {
+    private func receiveOne(_ receiving: inout Receiving) {
         let received: ReceivedMessage?
         do {
-            received = try subscriber.receive(timeout: .milliseconds(100))
+            received = try receiving.subscriber.receive(timeout: .milliseconds(100))
         } catch {
-            return reject("receiveFailed", "\(error)")
+            return reject("receiveFailed", "\(error)", &receiving.log)
         }
         // The subscriber counts what it cannot decode (version, JSON, size, topic).
-        let undecodable = subscriber.rejected
+        let undecodable = receiving.subscriber.rejected
         state.withLock { $0.undecodable = undecodable }
         guard let received else { return }
         let message = received.message
-        guard refillAndTake() else { return reject("flood", "more than \(configuration.maximumRate) groups/s") }
-        guard let group = message.metadata else { return reject("malformed", "a metadata message without a group") }
+        guard receiving.takeToken(rate: configuration.maximumRate) else {
+            return reject("flood", "more than \(configuration.maximumRate) groups/s", &receiving.log)
+        }
+        guard let group = message.metadata else {
+            return reject("malformed", "a metadata message without a group", &receiving.log)
+        }
         do {
             _ = try group.validated()
         } catch {
-            return reject(error.reason, error.description)
+            return reject(error.reason, error.description, &receiving.log)
         }
         let wallTime = message.wallTimeNs == 0 ? WallClock.nowNanoseconds() : message.wallTimeNs
         guard let time = message.time ?? mediaTime(wallTime) else {
-            return reject("noTime", "no media time: no frame yet, or its wall-clock time is a day off")
+            return reject("noTime", "no media time: no frame yet, or its wall-clock time is a day off", &receiving.log)
         }
         state.withLock { $0.accepted += 1 }
         publisher.publish(
             Message(kind: .metadata, source: sourceID, time: time, wallTimeNs: wallTime, metadata: group))
     }
 
-    /// A token bucket: `maximumRate` groups a second on average, as many in a burst.
-    private func refillAndTake() -> Bool {
-        let now = ContinuousClock.now
-        let rate = Double(configuration.maximumRate)
-        tokens = min(rate, tokens + (now - lastRefill).seconds * rate)
-        lastRefill = now
-        guard tokens >= 1 else { return false }
-        tokens -= 1
-        return true
-    }
-
-    private func reject(_ reason: String, _ detail: String) {
+    private func reject(_ reason: String, _ detail: String, _ log: inout RateLimitedLog) {
         state.withLock { $0.rejected[reason, default: 0] += 1 }
         log.warning(
             "client metadata rejected: \(detail); dropped", reason: reason,

@@ -222,7 +222,7 @@ final class DetectionLanes<Detector: MetadataObjectDetector>: @unchecked Sendabl
 }
 
 /// One frame detected on a lane, waited for on the output's queue.
-final class DetectionJob<Object>: Sendable {
+final class DetectionJob<Object: Sendable>: Sendable {
     let frame: VideoFrame
     private let outcome = PendingResult<(Result<[Object], Error>, Duration)>()
 

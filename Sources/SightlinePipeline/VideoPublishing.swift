@@ -18,16 +18,23 @@ package enum VideoMode: String, Sendable, CaseIterable {
 ///
 /// `frameDataOutput` runs on the encode output's serial queue, which owns the encoder;
 /// `publishCompressed` runs on the capture thread. Counters may be read from any thread.
-package final class VideoPublishing: FrameDataOutputDelegate, @unchecked Sendable {
+package final class VideoPublishing: FrameDataOutputDelegate, Sendable {
     private let publisher: Publisher
     private let sourceID: String
     private let demand: OnDemandTopic
     private let logger: Logger
     private let encoderOptions: VideoEncoder.Options
     private let frameRate: Double
-    private var encoder: VideoEncoder?
-    private var encoderFailed = false
-    private var reportedBacklog = false
+    /// The encode output queue's (or, once it drained, `finish()`'s): it holds the lock
+    /// while it encodes (never contended; the compiler checks that the encoder is used
+    /// under it).
+    private let encoding = Mutex(Encoding())
+
+    private struct Encoding {
+        var encoder: VideoEncoder?
+        var failed = false
+        var reportedBacklog = false
+    }
     /// A live source cannot wait: an encoder that holds capture back is worth a warning.
     private let isLive: Bool
     /// Frames the encode output may hold before capture waits for it.
@@ -52,20 +59,24 @@ package final class VideoPublishing: FrameDataOutputDelegate, @unchecked Sendabl
 
     /// Encodes and publishes one frame. On the encode output's queue.
     package func frameDataOutput(_ output: FrameDataOutput, didOutput frame: VideoFrame) {
-        if isLive, !reportedBacklog, output.maxBacklog >= Self.maximumBacklog - 1 {
-            reportedBacklog = true
+        encoding.withLock { encode(frame, from: output, &$0) }
+    }
+
+    private func encode(_ frame: VideoFrame, from output: FrameDataOutput, _ encoding: inout Encoding) {
+        if isLive, !encoding.reportedBacklog, output.maxBacklog >= Self.maximumBacklog - 1 {
+            encoding.reportedBacklog = true
             logger.warning("the encoder is falling behind: capture waits for it", metadata: ["source": "\(sourceID)"])
         }
         let (publish, newSubscriber) = demand.wanted()
-        guard publish, !encoderFailed else { return }
+        guard publish, !encoding.failed else { return }
         do {
-            if encoder == nil {
-                encoder = try VideoEncoder(
+            if encoding.encoder == nil {
+                encoding.encoder = try VideoEncoder(
                     width: frame.pixels.width, height: frame.pixels.height, timescale: frame.time.timescale,
                     frameRate: frameRate, options: encoderOptions)
                 state.withLock { $0.encoding = true }
             }
-            guard let encoder else { return }
+            guard let encoder = encoding.encoder else { return }
             if newSubscriber { encoder.forceKeyFrame = true }
             let started = ContinuousClock.now
             let packets = try encoder.encode(frame)
@@ -75,16 +86,18 @@ package final class VideoPublishing: FrameDataOutputDelegate, @unchecked Sendabl
                 send(packet, wallTimeNs: frame.wallClockNanoseconds, width: encoder.width, height: encoder.height)
             }
         } catch {
-            encoderFailed = true
+            encoding.failed = true
             logger.error("video encoding stopped", metadata: ["error": "\(error)"])
         }
     }
 
     /// Publishes what the encoder still holds. On the encode output's queue, or after it drained.
     package func finish() {
-        guard let encoder, !encoderFailed else { return }
-        for packet in (try? encoder.flush()) ?? [] {
-            send(packet, wallTimeNs: WallClock.nowNanoseconds(), width: encoder.width, height: encoder.height)
+        encoding.withLock { encoding in
+            guard let encoder = encoding.encoder, !encoding.failed else { return }
+            for packet in (try? encoder.flush()) ?? [] {
+                send(packet, wallTimeNs: WallClock.nowNanoseconds(), width: encoder.width, height: encoder.height)
+            }
         }
     }
 

@@ -11,9 +11,16 @@ import Synchronization
 /// On start it finalises recordings a crash left behind. It records until the group shuts
 /// down (SIGINT, SIGTERM) or, with `untilSourceStops`, until its source publishes its final
 /// status; in both cases it first takes in what is still arriving, then finalises the file.
-package final class RecorderService: Service, @unchecked Sendable {
-    package let recorder: Recorder
-    private let subscriber: Subscriber
+package final class RecorderService: Service, Sendable {
+    private let sourceID: String
+    /// The recorder and its subscriber: made by `init`, then used only by `run()`'s thread,
+    /// which holds the lock for as long as it records. A lock nobody else takes, so that
+    /// the compiler, not a comment, checks who uses them.
+    private let owned: Mutex<Owned>
+    private struct Owned {
+        let recorder: Recorder
+        let subscriber: Subscriber
+    }
     private let published = Mutex(Snapshot(counters: RecorderCounters(), failureReason: nil))
     private let untilSourceStops: Bool
     private let logger: Logger
@@ -26,8 +33,8 @@ package final class RecorderService: Service, @unchecked Sendable {
             throw SightlineError.invalidArgument(
                 "source ID '\(configuration.sourceID)' must be 1-64 letters, digits, '.', '_' or '-'")
         }
-        recorder = try Recorder(configuration: configuration, retention: retention, logger: logger)
-        subscriber = try Subscriber(
+        let recorder = try Recorder(configuration: configuration, retention: retention, logger: logger)
+        let subscriber = try Subscriber(
             endpoints: endpoints,
             topics: Subscriber.topics(
                 kinds: [.video, .audio] + ObjectKind.all.map(\.messageKind) + [.metadata, .status],
@@ -36,8 +43,10 @@ package final class RecorderService: Service, @unchecked Sendable {
         subscriber.logRejections(to: logger)
         self.untilSourceStops = untilSourceStops
         self.logger = logger
+        sourceID = configuration.sourceID
         RecordingDirectory.recoverUnfinished(in: configuration.directory, logger: logger)
         recorder.retention?.enforce()
+        owned = Mutex(Owned(recorder: recorder, subscriber: subscriber))
     }
 
     /// What the recorder has done, for metrics and health, as of at most a quarter of a
@@ -55,7 +64,8 @@ package final class RecorderService: Service, @unchecked Sendable {
     /// Any thread.
     package var snapshot: Snapshot { published.withLock { $0 } }
 
-    private func publishSnapshot() {
+    private func publishSnapshot(_ owned: Owned) {
+        let (recorder, subscriber) = (owned.recorder, owned.subscriber)
         let snapshot = Snapshot(
             counters: recorder.liveCounters, failureReason: recorder.failureReason, pausedReason: recorder.pausedReason,
             rejectedMessages: subscriber.rejected)
@@ -63,12 +73,13 @@ package final class RecorderService: Service, @unchecked Sendable {
     }
 
     package func run() async throws {
-        try await BlockingLoop.run(name: "recorder-\(recorder.configuration.sourceID)") { [self] stop in
-            try record(until: stop)
+        try await BlockingLoop.run(name: "recorder-\(sourceID)") { [self] stop in
+            try owned.withLock { try record($0, until: stop) }
         }
     }
 
-    private func record(until stop: StopRequest) throws {
+    private func record(_ owned: Owned, until stop: StopRequest) throws {
+        let (recorder, subscriber) = (owned.recorder, owned.subscriber)
         var idleSince = ContinuousClock.now
         var stopRequestedAt: ContinuousClock.Instant?
         var sourceStopped = false
@@ -79,7 +90,7 @@ package final class RecorderService: Service, @unchecked Sendable {
         while true {
             if ContinuousClock.now - snapshotAt > .milliseconds(250) {
                 snapshotAt = .now
-                publishSnapshot()
+                publishSnapshot(owned)
             }
             // After a burst (a flood of large messages), the freed memory goes back to the
             // system: glibc keeps it otherwise, and the process looks as large as at its peak.
@@ -113,16 +124,16 @@ package final class RecorderService: Service, @unchecked Sendable {
         }
         subscriber.close()
         recorder.finish()
-        publishSnapshot()
-        logStopped()
+        publishSnapshot(owned)
+        logStopped(owned)
         if let reason = recorder.failureReason {
             throw SightlineError.invalidArgument("recording failed until it stopped: \(reason)")
         }
     }
 
     /// One line with what the recorder did, when it stops.
-    private func logStopped() {
-        let counters = recorder.counters
+    private func logStopped(_ owned: Owned) {
+        let counters = owned.recorder.counters
         logger.info(
             "recorder stopped",
             metadata: [
@@ -132,7 +143,7 @@ package final class RecorderService: Service, @unchecked Sendable {
                 "metadataWritten": "\(counters.metadataWritten)", "metadataDropped": "\(counters.metadataDropped)",
                 "audioWritten": "\(counters.audioWritten)", "audioDropped": "\(counters.audioDropped)",
                 "audioJumps": "\(counters.audioJumps)",
-                "rejectedMessages": "\(subscriber.rejected.values.reduce(0, +))",
+                "rejectedMessages": "\(owned.subscriber.rejected.values.reduce(0, +))",
             ])
     }
 }

@@ -52,7 +52,7 @@ private final class LockedData: Sendable {
 }
 
 /// A fresh directory under the system's temporary directory, removed when released.
-package final class TemporaryDirectory: @unchecked Sendable {
+package final class TemporaryDirectory: Sendable {
     package let path: String
 
     package init(_ prefix: String = "sightline") throws {

@@ -27,6 +27,11 @@ struct ExportBenchCommand: ParsableCommand {
     @Option(help: "x264 preset of both burn-ins.")
     var preset = "veryfast"
 
+    /// The median of `runs` whole-process times of `executable` with `arguments`, in seconds.
+    private func medianSeconds(_ executable: String, _ arguments: [String]) throws -> Double {
+        median(try (0..<runs).map { _ in try BenchMedia.timed { try BenchMedia.runProcess(executable, arguments) } })
+    }
+
     func run() throws {
         let scratch = try TemporaryFolder()
         let long = scratch.path + "/ten-minutes-720p.mov"
@@ -35,25 +40,14 @@ struct ExportBenchCommand: ParsableCommand {
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).path
         let out = scratch.path + "/clip"
 
-        let trim = median(
-            try (0..<runs).map { _ in
-                try BenchMedia.timed {
-                    try BenchMedia.runProcess(
-                        executable,
-                        ["export", long, "-o", out + ".mov", "--from", "120", "--to", "420", "--overwrite", "--quiet"])
-                }
-            })
-        let ffmpegTrim = median(
-            try (0..<runs).map { _ in
-                try BenchMedia.timed {
-                    try BenchMedia.runProcess(
-                        "ffmpeg",
-                        [
-                            "-v", "error", "-y", "-ss", "120", "-to", "420", "-i", long, "-map", "0:v", "-c", "copy",
-                            out + "-ffmpeg.mov",
-                        ])
-                }
-            })
+        let trim = try medianSeconds(
+            executable, ["export", long, "-o", out + ".mov", "--from", "120", "--to", "420", "--overwrite", "--quiet"])
+        let ffmpegTrim = try medianSeconds(
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-ss", "120", "-to", "420", "-i", long, "-map", "0:v", "-c", "copy",
+                out + "-ffmpeg.mov",
+            ])
         print(
             String(
                 format:
@@ -61,34 +55,22 @@ struct ExportBenchCommand: ParsableCommand {
                 trim, ffmpegTrim, ffmpegTrim / trim))
 
         let frames = 900.0  // 30 s at 30 fps
-        let burnIn = median(
-            try (0..<runs).map { _ in
-                try BenchMedia.timed {
-                    try BenchMedia.runProcess(
-                        executable,
-                        [
-                            "export", long, "-o", out + ".mp4", "--from", "120", "--to", "150", "--burn-in", "--preset",
-                            preset,
-                            "--crf", "20", "--overwrite", "--quiet",
-                        ])
-                }
-            })
+        let burnIn = try medianSeconds(
+            executable,
+            [
+                "export", long, "-o", out + ".mp4", "--from", "120", "--to", "150", "--burn-in", "--preset", preset,
+                "--crf", "20", "--overwrite", "--quiet",
+            ])
         // The same two boxes (0.2 x 0.3 of the frame, 4 px), drawn by libavfilter.
         let boxes =
             "drawbox=x=iw*0.1:y=ih*0.3:w=iw*0.2:h=ih*0.3:color=0x00e050:t=4,"
             + "drawbox=x=iw*0.5:y=ih*0.3:w=iw*0.2:h=ih*0.3:color=0x00e050:t=4"
-        let ffmpegBurnIn = median(
-            try (0..<runs).map { _ in
-                try BenchMedia.timed {
-                    try BenchMedia.runProcess(
-                        "ffmpeg",
-                        [
-                            "-v", "error", "-y", "-ss", "120", "-to", "150", "-i", long, "-map", "0:v", "-vf", boxes,
-                            "-c:v",
-                            "libx264", "-preset", preset, "-crf", "20", out + "-ffmpeg.mp4",
-                        ])
-                }
-            })
+        let ffmpegBurnIn = try medianSeconds(
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-ss", "120", "-to", "150", "-i", long, "-map", "0:v", "-vf", boxes, "-c:v",
+                "libx264", "-preset", preset, "-crf", "20", out + "-ffmpeg.mp4",
+            ])
         print(
             String(
                 format:
@@ -98,18 +80,12 @@ struct ExportBenchCommand: ParsableCommand {
         // The drawing alone: ours in memory; libavfilter's drawbox as ffmpeg's run with the
         // boxes less the same run without them.
         let ours = try BurnIn.drawingMilliseconds(width: 1280, height: 720, frames: 2000)
-        let ffmpegPlain = median(
-            try (0..<runs).map { _ in
-                try BenchMedia.timed {
-                    try BenchMedia.runProcess(
-                        "ffmpeg",
-                        [
-                            "-v", "error", "-y", "-ss", "120", "-to", "150", "-i", long, "-map", "0:v", "-c:v",
-                            "libx264",
-                            "-preset", preset, "-crf", "20", out + "-ffmpeg.mp4",
-                        ])
-                }
-            })
+        let ffmpegPlain = try medianSeconds(
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-ss", "120", "-to", "150", "-i", long, "-map", "0:v", "-c:v", "libx264",
+                "-preset", preset, "-crf", "20", out + "-ffmpeg.mp4",
+            ])
         print(
             String(
                 format:

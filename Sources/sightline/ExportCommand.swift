@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SightlineCore
 import SightlineExport
+import Synchronization
 
 struct ExportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -120,31 +121,31 @@ struct ExportCommand: ParsableCommand {
 
 /// Progress on stderr for work that takes longer than a second: a line redrawn in place on
 /// a terminal, a line a second otherwise.
-final class TerminalProgress: @unchecked Sendable {
+final class TerminalProgress: Sendable {
     private let label: String
     private let started = ContinuousClock.now
-    private let lock = NSLock()
-    private var lastLine = ContinuousClock.now
-    private var shown = false
+    /// When the last line was written, and whether any was.
+    private let written = Mutex((last: ContinuousClock.now, any: false))
     private let interactive = isatty(2) != 0
 
     init(label: String) { self.label = label }
 
     func report(_ fraction: Double, _ framesPerSecond: Double) {
-        lock.withLock {
+        written.withLock { written in
             let elapsed = ContinuousClock.now - started
-            guard elapsed > .seconds(1), interactive || ContinuousClock.now - lastLine >= .seconds(1) else { return }
-            lastLine = .now
+            guard elapsed > .seconds(1), interactive || ContinuousClock.now - written.last >= .seconds(1) else {
+                return
+            }
+            written = (.now, true)
             let seconds = elapsed.milliseconds / 1000
             let left = fraction > 0 ? seconds * (1 - fraction) / fraction : 0
             let line = String(
                 format: "%@ %3.0f%%  %.0f frames/s  %.0f s left", label, fraction * 100, framesPerSecond, left)
             FileHandle.standardError.write(Data((interactive ? "\r\(line)" : "\(line)\n").utf8))
-            shown = true
         }
     }
 
     func finish() {
-        lock.withLock { if shown && interactive { FileHandle.standardError.write(Data("\n".utf8)) } }
+        written.withLock { if $0.any && interactive { FileHandle.standardError.write(Data("\n".utf8)) } }
     }
 }

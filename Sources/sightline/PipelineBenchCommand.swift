@@ -74,70 +74,86 @@ struct PipelineBenchCommand: AsyncParsableCommand {
             "sightline bench: dlib HOG upsample \(upsample), \(FaceDetector.instructionSet), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(detectorThreads) detector thread(s)"
         )
         for (index, clip) in clips.enumerated() {
-            let frames = try decodeFrames(clip, limit: self.frames)
-            let detector = try FaceDetector(configuration: detectorConfiguration)
-            _ = try detector.detect(in: frames[0].pixels)  // warm-up
-            var faces = 0
-            var perFrame: [Double] = []
-            for frame in frames {
-                let started = ContinuousClock.now
-                faces += try detector.detect(in: frame.pixels).count
-                perFrame.append((ContinuousClock.now - started).milliseconds)
-            }
-            let detectorMs = mean(perFrame)
-            let detectorP99 = percentile(perFrame, 0.99)
-            let size = "\(frames[0].pixels.width)x\(frames[0].pixels.height)"
-            Swift.print(
-                String(
-                    format: "%@ detector  %6.2f ms/frame (p99 %5.2f)  %6.1f frames/s  (%d frames, %d faces)", size,
-                    detectorMs, detectorP99, 1000 / detectorMs, frames.count, faces))
-            let reference = try TrackingBench(frames: frames, configuration: detectorConfiguration)
-            for interval in fullScanInterval {
-                for gated in motionGate ? [false, true] : [false] {
-                    var tracking = detectorConfiguration
-                    tracking.fullScanInterval = interval
-                    tracking.motionGate = gated
-                    Swift.print(try reference.line(size, tracking, detectorMs: detectorMs))
-                }
-            }
-
-            var configuration = PipelineConfiguration(source: clip)
-            configuration.detector = detectorConfiguration
-            configuration.discardLateFrames = false
-            configuration.publish = try Endpoint("inproc://bench-\(index)-fast")
-            let fast = try AnalysisPipeline(configuration: configuration, logger: logger)
-            let pipelineStarted = ContinuousClock.now
-            let counters = try await fast.runToCompletion()
-            let fps = Double(counters.framesIn) / ((ContinuousClock.now - pipelineStarted).milliseconds / 1000)
-            Swift.print(
-                String(
-                    format: "%@ pipeline  %6.1f frames/s  = %.2f x detector  (%d frames, %d messages)", size, fps,
-                    fps * detectorMs / 1000, counters.framesIn, counters.messagesPublished))
-
-            guard latencyRounds > 0 else { continue }
-            configuration.discardLateFrames = true
-            configuration.source = .media(url: clip, options: MediaFileSource.Options(realtime: true))
-            var paced = PacedDetection()
-            var live = RealTimeRun()
-            for round in 0..<latencyRounds {
-                try paced.add(frames, detector)
-                configuration.publish = try Endpoint("inproc://bench-\(index)-live-\(round)")
-                try await live.add(configuration, logger: logger)
-            }
-            Swift.print(
-                String(
-                    format: "%@ paced     %6.2f ms/frame (p99 %5.2f)  one frame every %.1f ms; due to answer p99 %5.2f",
-                    size, mean(paced.perFrame), percentile(paced.perFrame, 0.99),
-                    (frames[0].duration?.seconds ?? 1.0 / 30) * 1000, percentile(paced.fromDue, 0.99)))
-            guard !live.latencies.isEmpty else { continue }
-            Swift.print(
-                String(
-                    format:
-                        "%@ latency   p50 %5.2f ms  p99 %5.2f ms  vs paced detector p99 + 5 ms = %5.2f ms  (%d messages, %d late drops; detection in the run %5.2f ms a frame)",
-                    size, percentile(live.latencies, 0.5), percentile(live.latencies, 0.99),
-                    percentile(paced.perFrame, 0.99) + 5, live.latencies.count, live.lateDrops,
-                    mean(live.detectionMs)))
+            try await bench(clip, index: index, detectorConfiguration, logger: logger)
         }
+    }
+
+    /// The figures of one clip: the detector alone, tracking, the pipeline, and (with
+    /// `--latency-rounds`) the real-time latency.
+    private func bench(
+        _ clip: String, index: Int, _ detectorConfiguration: FaceDetector.Configuration, logger: Logger
+    ) async throws {
+        let frames = try decodeFrames(clip, limit: self.frames)
+        let detector = try FaceDetector(configuration: detectorConfiguration)
+        _ = try detector.detect(in: frames[0].pixels)  // warm-up
+        var faces = 0
+        var perFrame: [Double] = []
+        for frame in frames {
+            let started = ContinuousClock.now
+            faces += try detector.detect(in: frame.pixels).count
+            perFrame.append((ContinuousClock.now - started).milliseconds)
+        }
+        let detectorMs = mean(perFrame)
+        let detectorP99 = percentile(perFrame, 0.99)
+        let size = "\(frames[0].pixels.width)x\(frames[0].pixels.height)"
+        Swift.print(
+            String(
+                format: "%@ detector  %6.2f ms/frame (p99 %5.2f)  %6.1f frames/s  (%d frames, %d faces)", size,
+                detectorMs, detectorP99, 1000 / detectorMs, frames.count, faces))
+        let reference = try TrackingBench(frames: frames, configuration: detectorConfiguration)
+        for interval in fullScanInterval {
+            for gated in motionGate ? [false, true] : [false] {
+                var tracking = detectorConfiguration
+                tracking.fullScanInterval = interval
+                tracking.motionGate = gated
+                Swift.print(try reference.line(size, tracking, detectorMs: detectorMs))
+            }
+        }
+
+        var configuration = PipelineConfiguration(source: clip)
+        configuration.detector = detectorConfiguration
+        configuration.discardLateFrames = false
+        configuration.publish = try Endpoint("inproc://bench-\(index)-fast")
+        let fast = try AnalysisPipeline(configuration: configuration, logger: logger)
+        let pipelineStarted = ContinuousClock.now
+        let counters = try await fast.runToCompletion()
+        let fps = Double(counters.framesIn) / ((ContinuousClock.now - pipelineStarted).milliseconds / 1000)
+        Swift.print(
+            String(
+                format: "%@ pipeline  %6.1f frames/s  = %.2f x detector  (%d frames, %d messages)", size, fps,
+                fps * detectorMs / 1000, counters.framesIn, counters.messagesPublished))
+        guard latencyRounds > 0 else { return }
+        configuration.discardLateFrames = true
+        configuration.source = .media(url: clip, options: MediaFileSource.Options(realtime: true))
+        try await latency(configuration, index: index, frames: frames, detector: detector, size: size, logger: logger)
+    }
+
+    /// The paced detector's time per frame beside the real-time run's capture-to-publish latency.
+    private func latency(
+        _ realTime: PipelineConfiguration, index: Int, frames: [VideoFrame], detector: FaceDetector, size: String,
+        logger: Logger
+    ) async throws {
+        var configuration = realTime
+        var paced = PacedDetection()
+        var live = RealTimeRun()
+        for round in 0..<latencyRounds {
+            try paced.add(frames, detector)
+            configuration.publish = try Endpoint("inproc://bench-\(index)-live-\(round)")
+            try await live.add(configuration, logger: logger)
+        }
+        Swift.print(
+            String(
+                format: "%@ paced     %6.2f ms/frame (p99 %5.2f)  one frame every %.1f ms; due to answer p99 %5.2f",
+                size, mean(paced.perFrame), percentile(paced.perFrame, 0.99),
+                (frames[0].duration?.seconds ?? 1.0 / 30) * 1000, percentile(paced.fromDue, 0.99)))
+        guard !live.latencies.isEmpty else { return }
+        Swift.print(
+            String(
+                format:
+                    "%@ latency   p50 %5.2f ms  p99 %5.2f ms  vs paced detector p99 + 5 ms = %5.2f ms  (%d messages, %d late drops; detection in the run %5.2f ms a frame)",
+                size, percentile(live.latencies, 0.5), percentile(live.latencies, 0.99),
+                percentile(paced.perFrame, 0.99) + 5, live.latencies.count, live.lateDrops,
+                mean(live.detectionMs)))
     }
 }
 

@@ -55,37 +55,12 @@ struct RecordBenchCommand: AsyncParsableCommand {
         configuration.encoder.preset = preset
         configuration.publish = try Endpoint("inproc://bench-record")
         let pipeline = try AnalysisPipeline(configuration: configuration, logger: logger)
-        let done = DispatchSemaphore(value: 0)
-        let result = Measured()
-        let endpoint = configuration.publish
-        // The recorder runs on its own thread, whose CPU time is what it costs.
-        Thread.start(named: "recorder-bench") {
-            let cpuStart = ThreadCPUClock.seconds
-            do {
-                let recorder = try Recorder(
-                    configuration: RecorderConfiguration(sourceID: "cam1", directory: scratch), logger: logger)
-                let subscriber = try Subscriber(
-                    endpoints: [endpoint], topics: Subscriber.topics(kinds: [.video, .faces, .status], source: "cam1"))
-                while let received = try subscriber.receive(timeout: .seconds(5)) {
-                    recorder.handle(received)
-                    if received.message.status?.state == .stopped { break }
-                }
-                recorder.finish()
-                result.framesWritten = recorder.counters.framesWritten
-            } catch {
-                result.error = "\(error)"
-            }
-            result.cpuSeconds = ThreadCPUClock.seconds - cpuStart
-            done.signal()
-        }
+        let measured = Self.recordOnAThreadOfItsOwn(configuration.publish, into: scratch, logger: logger)
         try await Task.sleep(for: .milliseconds(200))  // let the subscription reach the publisher
         started = ContinuousClock.now
         let counters = try await pipeline.runToCompletion()
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                done.wait()
-                continuation.resume()
-            }
+        let result = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: measured.wait()) }
         }
         let seconds = (ContinuousClock.now - started).milliseconds / 1000
         if let error = result.error { throw SightlineError.invalidArgument("the recorder failed: \(error)") }
@@ -109,10 +84,39 @@ struct RecordBenchCommand: AsyncParsableCommand {
                 size,
                 result.cpuSeconds, mediaSeconds, result.cpuSeconds / mediaSeconds * 100))
     }
+
+    /// Records what `endpoint` publishes on a thread of its own, whose CPU time is what the
+    /// recorder costs, until the source's final status.
+    private static func recordOnAThreadOfItsOwn(_ endpoint: Endpoint, into scratch: String, logger: Logger)
+        -> PendingResult<Measured>
+    {
+        let measured = PendingResult<Measured>()
+        Thread.start(named: "recorder-bench") {
+            let cpuStart = ThreadCPUClock.seconds
+            var result = Measured()
+            do {
+                let recorder = try Recorder(
+                    configuration: RecorderConfiguration(sourceID: "cam1", directory: scratch), logger: logger)
+                let subscriber = try Subscriber(
+                    endpoints: [endpoint], topics: Subscriber.topics(kinds: [.video, .faces, .status], source: "cam1"))
+                while let received = try subscriber.receive(timeout: .seconds(5)) {
+                    recorder.handle(received)
+                    if received.message.status?.state == .stopped { break }
+                }
+                recorder.finish()
+                result.framesWritten = recorder.counters.framesWritten
+            } catch {
+                result.error = "\(error)"
+            }
+            result.cpuSeconds = ThreadCPUClock.seconds - cpuStart
+            measured.complete(result)
+        }
+        return measured
+    }
 }
 
-/// Filled in by the recorder thread before it signals.
-private final class Measured: @unchecked Sendable {
+/// What the recorder thread measured.
+private struct Measured: Sendable {
     var cpuSeconds = 0.0
     var framesWritten = 0
     var error: String?

@@ -135,6 +135,6 @@ struct RecordCommand: AsyncParsableCommand {
         configuration.metrics = try metrics.endpoint(insecure: false)
         let services = try SightlineServices(configuration: configuration, logger: logger)
         try await services.run()
-        for file in services.recorders[0].recorder.counters.files { print(file) }
+        for file in services.recorders[0].snapshot.counters.files { print(file) }
     }
 }

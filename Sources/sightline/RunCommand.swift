@@ -9,6 +9,7 @@ import SightlineDetection
 import SightlinePipeline
 import SightlineRecorder
 import SightlineService
+import Synchronization
 
 struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -98,7 +99,7 @@ struct RunCommand: AsyncParsableCommand {
         do { try await services.run(extra: printer) } catch { failure = error }
         Bus.finish()
         if let failure { throw failure }
-        for file in services.recorders.first?.recorder.counters.files ?? [] { logger.notice("recording: \(file)") }
+        for file in services.recorders.first?.snapshot.counters.files ?? [] { logger.notice("recording: \(file)") }
         if let counters = runner.pipeline?.finalCounters, counters.framesIn == 0 {
             throw SightlineError.sourceFailed(source: pipeline.source.name, reason: "no frame could be decoded")
         }
@@ -106,38 +107,44 @@ struct RunCommand: AsyncParsableCommand {
 }
 
 /// Prints what a subscriber receives, for `run --print`.
-final class EventPrinter: Service, @unchecked Sendable {
-    private let subscriber: Subscriber
+final class EventPrinter: Service, Sendable {
+    /// Made by `init`, then used only by `run()`'s thread, which holds the lock while it prints.
+    private let subscriber: Mutex<Subscriber>
     private let logger: Logger
 
     init(endpoint: Endpoint, sourceID: String, logger: Logger) throws {
         self.logger = logger
-        subscriber = try Subscriber(
-            endpoints: [endpoint], topics: Subscriber.topics(kinds: MessageKind.analytics, source: sourceID))
+        subscriber = Mutex(
+            try Subscriber(
+                endpoints: [endpoint], topics: Subscriber.topics(kinds: MessageKind.analytics, source: sourceID)))
     }
 
     /// Prints until asked to shut down (the group asks once the pipeline has finished), then
     /// until the pipeline's final status has arrived, or nothing has for two seconds.
     func run() async throws {
         try await BlockingLoop.run(name: "printer") { [self] stop in
-            var idleSince = ContinuousClock.now
-            var sawFinalStatus = false
-            var printing = true
-            while !(stop.isRequested && (sawFinalStatus || ContinuousClock.now - idleSince > .seconds(2))) {
-                guard let received = try subscriber.receive(timeout: .milliseconds(50)) else { continue }
-                if printing && !printLine(received.json) {
-                    // The reader went away (`| head`): the run and its recording go on.
-                    logger.warning("standard output is closed: no more lines are printed; the run goes on")
-                    printing = false
-                }
-                // After the write: a reader slow to take standard output is not silence.
-                idleSince = .now
-                if let state = received.message.status?.state, state == .stopped || state == .failed {
-                    sawFinalStatus = true
-                }
-            }
-            subscriber.close()
+            try subscriber.withLock { try printMessages(from: $0, until: stop) }
         }
+    }
+
+    private func printMessages(from subscriber: Subscriber, until stop: StopRequest) throws {
+        var idleSince = ContinuousClock.now
+        var sawFinalStatus = false
+        var printing = true
+        while !(stop.isRequested && (sawFinalStatus || ContinuousClock.now - idleSince > .seconds(2))) {
+            guard let received = try subscriber.receive(timeout: .milliseconds(50)) else { continue }
+            if printing && !printLine(received.json) {
+                // The reader went away (`| head`): the run and its recording go on.
+                logger.warning("standard output is closed: no more lines are printed; the run goes on")
+                printing = false
+            }
+            // After the write: a reader slow to take standard output is not silence.
+            idleSince = .now
+            if let state = received.message.status?.state, state == .stopped || state == .failed {
+                sawFinalStatus = true
+            }
+        }
+        subscriber.close()
     }
 }
 

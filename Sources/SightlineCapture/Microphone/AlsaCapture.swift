@@ -143,12 +143,7 @@ final class AlsaCapture {
         snd_pcm_hw_params_malloc(&hardware)
         guard let hardware else { throw SightlineError.invalidArgument("out of memory") }
         defer { snd_pcm_hw_params_free(hardware) }
-        func check(_ result: Int32, _ what: String) throws {
-            guard result >= 0 else {
-                throw SightlineError.sourceUnavailable(
-                    source: "audio device \(name)", reason: "\(what): \(text(result))")
-            }
-        }
+        func check(_ result: Int32, _ what: String) throws { try Self.check(result, what, device: name) }
         try check(snd_pcm_hw_params_any(pcm, hardware), "no configuration")
         try check(snd_pcm_hw_params_set_access(pcm, hardware, SND_PCM_ACCESS_RW_INTERLEAVED), "no interleaved access")
         var mode = wanted
@@ -186,20 +181,30 @@ final class AlsaCapture {
         var buffer = period * 8
         try check(snd_pcm_hw_params_set_buffer_size_near(pcm, hardware, &buffer), "buffer size")
         try check(snd_pcm_hw_params(pcm, hardware), "cannot apply \(mode)")
+        try start(pcm, name: name, period: period)
+        return (mode, Int(period))
+    }
 
+    /// Sets the software parameters (timestamps on CLOCK_MONOTONIC, the camera's clock; a
+    /// read wakes once a period is there) and starts capturing.
+    private static func start(_ pcm: OpaquePointer, name: String, period: snd_pcm_uframes_t) throws {
         var software: OpaquePointer?
         snd_pcm_sw_params_malloc(&software)
         guard let software else { throw SightlineError.invalidArgument("out of memory") }
         defer { snd_pcm_sw_params_free(software) }
         snd_pcm_sw_params_current(pcm, software)
-        // Timestamps on CLOCK_MONOTONIC, the camera's clock.
         snd_pcm_sw_params_set_tstamp_mode(pcm, software, SND_PCM_TSTAMP_ENABLE)
         snd_pcm_sw_params_set_tstamp_type(pcm, software, SND_PCM_TSTAMP_TYPE_MONOTONIC)
         snd_pcm_sw_params_set_avail_min(pcm, software, period)
-        try check(snd_pcm_sw_params(pcm, software), "software parameters")
-        try check(snd_pcm_prepare(pcm), "cannot prepare")
-        try check(snd_pcm_start(pcm), "cannot start")
-        return (mode, Int(period))
+        try check(snd_pcm_sw_params(pcm, software), "software parameters", device: name)
+        try check(snd_pcm_prepare(pcm), "cannot prepare", device: name)
+        try check(snd_pcm_start(pcm), "cannot start", device: name)
+    }
+
+    private static func check(_ result: Int32, _ what: String, device name: String) throws {
+        guard result >= 0 else {
+            throw SightlineError.sourceUnavailable(source: "audio device \(name)", reason: "\(what): \(text(result))")
+        }
     }
 
     /// The one line for a device that cannot be opened, naming what exists.

@@ -21,7 +21,10 @@ package final class Microphone: Sendable {
     package let description: AudioInputDescription
     /// What became of the audio so far, for any thread.
     package let counters = AudioCountersCell()
-    private let reader: Reader
+    /// The device and the encoder: the initialiser's, then the microphone thread's, which
+    /// holds the lock while it reads (a lock nobody else takes, so that the compiler checks
+    /// who uses them).
+    private let reader: Mutex<Reader>
     private let logger: Logger
     private let stopRequested = InterruptFlag()
     private let finished = Mutex<DispatchSemaphore?>(nil)
@@ -37,7 +40,7 @@ package final class Microphone: Sendable {
         description = AudioInputDescription(
             codec: capture.mode.codecName, sampleRate: capture.mode.sampleRate, channels: capture.mode.channels,
             handling: .aac, output: encoder.format)
-        reader = Reader(capture: capture, encoder: encoder)
+        reader = Mutex(Reader(capture: capture, encoder: encoder))
         self.logger = logger
         counters.value.withLock {
             $0.interruptions = 0
@@ -60,7 +63,7 @@ package final class Microphone: Sendable {
         let done = DispatchSemaphore(value: 0)
         finished.withLock { $0 = done }
         Thread.start(named: "microphone", qualityOfService: .userInteractive) { [self] in
-            readLoop(onPacket: onPacket, onEvent: onEvent)
+            reader.withLock { readLoop(&$0, onPacket: onPacket, onEvent: onEvent) }
             done.signal()
         }
     }
@@ -78,7 +81,8 @@ package final class Microphone: Sendable {
     private var isStopping: Bool { stopRequested.isSet }
 
     private func readLoop(
-        onPacket: @Sendable (EncodedAudioPacket) -> Void, onEvent: @Sendable (CaptureSession.SourceEvent) -> Void
+        _ reader: inout Reader, onPacket: @Sendable (EncodedAudioPacket) -> Void,
+        onEvent: @Sendable (CaptureSession.SourceEvent) -> Void
     ) {
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: 65536 * mode.bytesPerFrame, alignment: 16)
         defer { buffer.deallocate() }
@@ -133,14 +137,8 @@ package final class Microphone: Sendable {
         reader.capture = nil
     }
 
-    /// The device and the encoder: the initialiser's, then only the microphone thread's.
-    private final class Reader: @unchecked Sendable {
+    private struct Reader {
         var capture: AlsaCapture?
         let encoder: AACEncoder
-
-        init(capture: AlsaCapture, encoder: AACEncoder) {
-            self.capture = capture
-            self.encoder = encoder
-        }
     }
 }

@@ -27,7 +27,7 @@ package struct LiveSourceSummary: Sendable, Codable, Equatable {
 /// ZeroMQ is read on a thread of its own, so a blocking receive never holds one of Swift's
 /// few cooperative threads; viewers get what it finds through `AsyncStream`s. A source that
 /// sends nothing for `silenceLimit` shows as stopped until it speaks again.
-package final class LiveSources: Service, @unchecked Sendable {
+package final class LiveSources: Service, Sendable {
     private struct SourceEntry {
         var summary: LiveSourceSummary
         var matcher = LiveFrameMatcher()

@@ -11,13 +11,13 @@ import Synchronization
 ///
 /// `frameArrived(_:)` is called on one queue, in capture order, and `fullScan(of:)` on
 /// another (the tracking detector's), in the same order.
-package final class FullScansAhead: @unchecked Sendable {
-    /// The whole-frame detector.
-    private let scout: FaceDetector
+package final class FullScansAhead: Sendable {
+    /// The whole-frame detector, used on `queue` only (the lock is never contended).
+    private let scout: Mutex<FaceDetector>
     private let queue = DispatchQueue(label: "sightline.detect.full-scans-ahead")
     private let interval: Int
-    /// Frames that have arrived; read and written only by `frameArrived(_:)`.
-    private var arrived = 0
+    /// Frames that have arrived; counted only by `frameArrived(_:)`, on its one queue.
+    private let arrived = Atomic(0)
     private typealias Scan = PendingResult<Result<[FaceDetection], Error>>
     /// Full scans started and not yet taken, oldest first.
     private let started = Mutex<[(time: MediaTime, scan: Scan)]>([])
@@ -29,7 +29,7 @@ package final class FullScansAhead: @unchecked Sendable {
         var wholeFrames = configuration
         wholeFrames.threads = Self.threads(of: configuration)
         wholeFrames.fullScanInterval = 1
-        scout = try FaceDetector(configuration: wholeFrames)
+        scout = Mutex(try FaceDetector(configuration: wholeFrames))
         interval = configuration.fullScanInterval
     }
 
@@ -47,11 +47,11 @@ package final class FullScansAhead: @unchecked Sendable {
 
     /// A frame that will be detected: when it is due a full scan, the scan starts.
     package func frameArrived(_ frame: VideoFrame) {
-        defer { arrived += 1 }
-        guard arrived % interval == 0 else { return }
+        let number = arrived.add(1, ordering: .relaxed).oldValue
+        guard number % interval == 0 else { return }
         let scan = Scan()
         started.withLock { $0.append((frame.time, scan)) }
-        queue.async { [self] in scan.complete(Result { try scout.detect(in: frame.pixels) }) }
+        queue.async { [self] in scan.complete(Result { try scout.withLock { try $0.detect(in: frame.pixels) } }) }
     }
 
     /// The full scan of `frame`, waited for, when one was started for it; nil when not. Scans

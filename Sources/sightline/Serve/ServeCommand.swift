@@ -53,7 +53,7 @@ struct ServeCommand: AsyncParsableCommand {
         Bus.finish()
         if let failure { throw failure }
         for recorder in services.recorders {
-            for file in recorder.recorder.counters.files { logger.notice("recording: \(file)") }
+            for file in recorder.snapshot.counters.files { logger.notice("recording: \(file)") }
         }
     }
 }
