@@ -98,15 +98,19 @@ final class Socket {
     /// Waits up to `timeoutMs` for a message and returns all its frames, or nil on timeout.
     /// A message larger than `maximumBytes` in total is read to its end and thrown away, and
     /// comes back as no frames at all (an empty array), so no huge message is ever held.
-    func receive(timeoutMs: Int32, maximumBytes: Int = 64 << 20) throws -> [[UInt8]]? {
+    /// Nil after `timeoutMs` (-1: none) without a message, or once `wakeUp` is signalled.
+    func receive(timeoutMs: Int32, maximumBytes: Int = 64 << 20, wakeUp: WakeUp? = nil) throws -> [[UInt8]]? {
         guard !closed else { return nil }
-        var item = zmq_pollitem_t(socket: handle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0)
-        let ready = zmq_poll(&item, 1, Int(timeoutMs))
+        var items = [zmq_pollitem_t(socket: handle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0)]
+        if let wakeUp {
+            items.append(zmq_pollitem_t(socket: nil, fd: wakeUp.descriptor, events: Int16(ZMQ_POLLIN), revents: 0))
+        }
+        let ready = zmq_poll(&items, Int32(items.count), Int(timeoutMs))
         if ready < 0 {
             if zmq_errno() == czmq_eintr() { return nil }
             throw SightlineError.messaging(lastError())
         }
-        guard ready > 0 else { return nil }
+        guard ready > 0, items[0].revents & Int16(ZMQ_POLLIN) != 0 else { return nil }
         var frames: [[UInt8]] = []
         var total = 0
         var message = zmq_msg_t()

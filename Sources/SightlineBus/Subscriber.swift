@@ -135,11 +135,21 @@ public final class Subscriber {
     /// Waits up to `timeout` for the next well-formed message. Malformed ones are counted
     /// in `rejected` and skipped.
     public func receive(timeout: Duration) throws -> ReceivedMessage? {
+        try receive(timeout: timeout, wakingOn: nil)
+    }
+
+    /// As `receive(timeout:)`, and nil as soon as `wakeUp` is signalled (a loop told to
+    /// stop), so that a loop waits for a message or its stop, without checking a flag at
+    /// intervals.
+    package func receive(timeout: Duration, wakingOn wakeUp: WakeUp?) throws -> ReceivedMessage? {
         let deadline = ContinuousClock.now + timeout
         while true {
             let remaining = deadline - ContinuousClock.now
-            let milliseconds = Int32(max(0, remaining.milliseconds))
-            guard let frames = try socket.receive(timeoutMs: milliseconds, maximumBytes: maximumMessageBytes) else {
+            let milliseconds = Int32(min(max(0, remaining.milliseconds), Double(Int32.max)))
+            guard
+                let frames = try socket.receive(
+                    timeoutMs: milliseconds, maximumBytes: maximumMessageBytes, wakeUp: wakeUp)
+            else {
                 return nil
             }
             switch Self.decode(frames, using: decoder) {

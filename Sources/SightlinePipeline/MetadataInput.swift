@@ -36,6 +36,8 @@ final class MetadataInput: Sendable {
     private let receiving: Mutex<Receiving>
     private let state = Mutex((accepted: 0, rejected: [String: Int](), undecodable: [String: Int]()))
     private let stopRequested = Atomic<Bool>(false)
+    /// Ends the thread's receive at once when `stop()` is called.
+    private let wakeUp = WakeUp()
     private let finished = DispatchSemaphore(value: 0)
 
     private struct Receiving {
@@ -94,13 +96,15 @@ final class MetadataInput: Sendable {
     /// Stops taking groups in and closes the socket; returns when it is closed.
     func stop() {
         stopRequested.store(true, ordering: .releasing)
+        wakeUp.signal()
         finished.wait()
     }
 
     private func receiveOne(_ receiving: inout Receiving) {
         let received: ReceivedMessage?
         do {
-            received = try receiving.subscriber.receive(timeout: .milliseconds(100))
+            // Rejected messages do not end a receive: 250 ms keeps their counts current.
+            received = try receiving.subscriber.receive(timeout: .milliseconds(250), wakingOn: wakeUp)
         } catch {
             return reject("receiveFailed", "\(error)", &receiving.log)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import ServiceLifecycle
+import SightlineBus
 import SightlineCore
 import Synchronization
 
@@ -30,8 +31,13 @@ package enum BlockingLoop {
 /// Whether a `BlockingLoop` was asked to end. Any thread.
 package final class StopRequest: Sendable {
     private let flag = Atomic(false)
+    /// Signalled with the request: a receive that watches it returns at once.
+    package let wakeUp = WakeUp()
 
     package var isRequested: Bool { flag.load(ordering: .acquiring) }
 
-    func request() { flag.store(true, ordering: .releasing) }
+    func request() {
+        flag.store(true, ordering: .releasing)
+        wakeUp.signal()
+    }
 }

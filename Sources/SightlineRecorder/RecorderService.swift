@@ -88,7 +88,7 @@ package final class RecorderService: Service, Sendable {
         var trimmedAt = ContinuousClock.now
         var receivedSinceTrim = 0
         while true {
-            if ContinuousClock.now - snapshotAt > .milliseconds(250) {
+            if ContinuousClock.now - snapshotAt >= .milliseconds(250) {
                 snapshotAt = .now
                 publishSnapshot(owned)
             }
@@ -114,7 +114,13 @@ package final class RecorderService: Service, Sendable {
             {
                 break
             }
-            guard let received = try subscriber.receive(timeout: .milliseconds(50)) else { continue }
+            // Until a message, the next snapshot or the stop (no flag checked at intervals);
+            // once stopping, what still arrives is taken in, in steps the bounds above see.
+            let received =
+                stopRequestedAt == nil
+                ? try subscriber.receive(timeout: snapshotAt + .milliseconds(250) - .now, wakingOn: stop.wakeUp)
+                : try subscriber.receive(timeout: .milliseconds(50))
+            guard let received else { continue }
             idleSince = .now
             receivedSinceTrim += 1
             if let state = received.message.status?.state, state == .stopped || state == .failed {

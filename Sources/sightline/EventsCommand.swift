@@ -51,8 +51,10 @@ struct EventsCommand: AsyncParsableCommand {
         var printed = 0
         var idleSince = ContinuousClock.now
         while count.map({ printed < $0 }) ?? true {
-            guard let received = try subscriber.receive(timeout: .milliseconds(100)) else {
-                if let idleLimit, ContinuousClock.now - idleSince > idleLimit { break }
+            // Until a message, or the idle limit runs out.
+            let timeout = idleLimit.map { idleSince + $0 - ContinuousClock.now } ?? .seconds(3600)
+            guard let received = try subscriber.receive(timeout: max(timeout, .zero)) else {
+                if let idleLimit, ContinuousClock.now - idleSince >= idleLimit { break }
                 continue
             }
             idleSince = .now

@@ -132,7 +132,12 @@ final class EventPrinter: Service, Sendable {
         var sawFinalStatus = false
         var printing = true
         while !(stop.isRequested && (sawFinalStatus || ContinuousClock.now - idleSince > .seconds(2))) {
-            guard let received = try subscriber.receive(timeout: .milliseconds(50)) else { continue }
+            // A message or the stop; then what still comes, in steps the bound above sees.
+            let received =
+                stop.isRequested
+                ? try subscriber.receive(timeout: .milliseconds(50))
+                : try subscriber.receive(timeout: .seconds(3600), wakingOn: stop.wakeUp)
+            guard let received else { continue }
             if printing && !printLine(received.json) {
                 // The reader went away (`| head`): the run and its recording go on.
                 logger.warning("standard output is closed: no more lines are printed; the run goes on")

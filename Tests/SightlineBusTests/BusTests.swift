@@ -35,6 +35,33 @@ func statusMessage(_ source: String) -> Message {
         #expect(received == ["a0", "b0", "a1"])
     }
 
+    /// A receive waiting on a quiet bus ends when its wake-up is signalled from another
+    /// thread, long before its timeout, and every later one returns at once; a message
+    /// already there is still received first.
+    @Test func aWakeUpEndsAWaitingReceive() async throws {
+        let publisher = try Publisher(endpoint: try Endpoint("inproc://wake-test"), logger: logger)
+        let subscriber = try Subscriber(endpoints: [try Endpoint("inproc://wake-test")], topics: ["status/"])
+        #expect(await publisher.waitForSubscriber(timeout: .seconds(20)))
+        let wakeUp = WakeUp()
+        publisher.publish(statusMessage("a"))
+        await publisher.flush()
+        let first = try subscriber.receive(timeout: .seconds(20), wakingOn: wakeUp)
+        #expect(first?.message.source == "a")
+        let timeout = Duration.seconds(120)
+        let waited = try await onAThreadOfItsOwn {
+            let started = ContinuousClock.now
+            // From another thread, before or while this receive waits: either way it ends.
+            Thread.detachNewThread { wakeUp.signal() }
+            let received = try subscriber.receive(timeout: timeout, wakingOn: wakeUp)
+            return (received == nil, ContinuousClock.now - started)
+        }
+        #expect(waited.0)
+        #expect(waited.1 < timeout)
+        let again = ContinuousClock.now
+        #expect(try subscriber.receive(timeout: timeout, wakingOn: wakeUp) == nil)
+        #expect(ContinuousClock.now - again < timeout)
+    }
+
     @Test func refusesBusyInvalidAndExposedEndpoints() throws {
         let port = Endpoint.freeLoopbackPort()
         let first = try Publisher(endpoint: try Endpoint("tcp://127.0.0.1:\(port)"), logger: logger)

@@ -51,8 +51,9 @@ package final class LiveSources: Service, Sendable {
     private let logger: Logger
     private let state = Mutex(State())
     private let silenceLimit: Duration
-    /// Set on graceful shutdown; the bus thread stops at its next receive timeout.
+    /// Set on graceful shutdown, with `wakeUp`, which ends the bus thread's receive at once.
     private let stopping = Atomic(false)
+    private let wakeUp = WakeUp()
 
     package init(endpoints: [Endpoint], curve: CurveClient?, silenceLimit: Duration = .seconds(15), logger: Logger) {
         self.endpoints = endpoints
@@ -124,6 +125,7 @@ package final class LiveSources: Service, Sendable {
             }
         } onGracefulShutdown: {
             self.stopping.store(true, ordering: .relaxed)
+            self.wakeUp.signal()
         }
         finishWatchers()
         if let error = failure.withLock({ $0 }) { throw error }
@@ -145,7 +147,8 @@ package final class LiveSources: Service, Sendable {
         while !stopping.load(ordering: .relaxed) {
             let received: ReceivedMessage?
             do {
-                received = try subscriber.receive(timeout: .milliseconds(20))
+                // 20 ms: frames waiting for their objects are released on time (`tick`).
+                received = try subscriber.receive(timeout: .milliseconds(20), wakingOn: wakeUp)
             } catch {
                 logger.error("the console cannot read the bus: \(error)")
                 return
