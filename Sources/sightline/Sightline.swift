@@ -44,7 +44,14 @@ struct Sightline: AsyncParsableCommand {
 
 /// Options every command shares.
 struct GlobalOptions: ParsableArguments {
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    @Option(
+        help: "Log level: trace, debug, info, notice, warning, error, critical.",
+        transform: {
+            guard let level = Logger.Level(rawValue: $0) else {
+                throw ValidationError("use trace, debug, info, notice, warning, error or critical")
+            }
+            return level
+        })
     var logLevel: Logger.Level = .info
 
     /// Logs go to stderr, so stdout stays for data (JSON lines).
@@ -58,8 +65,6 @@ struct GlobalOptions: ParsableArguments {
         return Logger(label: "sightline")
     }
 }
-
-extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 /// Where to serve Prometheus metrics and health: `run`, `record` (and `serve`'s `metrics:`).
 struct MetricsOptions: ParsableArguments {

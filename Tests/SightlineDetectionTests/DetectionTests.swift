@@ -10,13 +10,14 @@ import Testing
 struct GoldenLine: Decodable {
     let frame: Int
     let upsample: Int
-    let adjust_threshold: Double
+    let adjustThreshold: Double
     let dets: [[Double]]
 }
 
 func goldenLines() throws -> [GoldenLine] {
     let url = Bundle.module.resourceURL!.appendingPathComponent("Golden/faces_640x480.hog.jsonl")
     let decoder = JSONDecoder()
+    decoder.keyDecodingStrategy = .convertFromSnakeCase  // adjust_threshold
     return try String(contentsOf: url, encoding: .utf8).split(separator: "\n").map {
         try decoder.decode(GoldenLine.self, from: Data($0.utf8))
     }
@@ -35,7 +36,7 @@ func sampleFrames(_ url: URL = SampleMedia.faces640x480) throws -> [VideoFrame] 
     @Test(arguments: [(0, 0.0, 1), (0, -0.5, 3), (1, 0.0, 10)])
     func matchesPythonDlib(upsample: Int, threshold: Double, everyNthFrame: Int) throws {
         let frames = try sampleFrames()
-        let golden = try goldenLines().filter { $0.upsample == upsample && $0.adjust_threshold == threshold }
+        let golden = try goldenLines().filter { $0.upsample == upsample && $0.adjustThreshold == threshold }
         #expect(golden.count == 300 && frames.count == 300)
         let detector = try FaceDetector(configuration: .init(upsample: upsample, adjustThreshold: threshold))
         var compared = 0
