@@ -101,16 +101,18 @@ final class Socket {
     /// Nil after `timeoutMs` (-1: none) without a message, or once `wakeUp` is signalled.
     func receive(timeoutMs: Int32, maximumBytes: Int = 64 << 20, wakeUp: WakeUp? = nil) throws -> [[UInt8]]? {
         guard !closed else { return nil }
-        var items = [zmq_pollitem_t(socket: handle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0)]
-        if let wakeUp {
-            items.append(zmq_pollitem_t(socket: nil, fd: wakeUp.descriptor, events: Int16(ZMQ_POLLIN), revents: 0))
+        // On the stack: a receive happens for every message.
+        let (ready, readable) = withUnsafeTemporaryAllocation(of: zmq_pollitem_t.self, capacity: 2) { items in
+            items[0] = zmq_pollitem_t(socket: handle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0)
+            items[1] = zmq_pollitem_t(socket: nil, fd: wakeUp?.descriptor ?? -1, events: Int16(ZMQ_POLLIN), revents: 0)
+            let ready = zmq_poll(items.baseAddress, wakeUp == nil ? 1 : 2, Int(timeoutMs))
+            return (ready, items[0].revents & Int16(ZMQ_POLLIN) != 0)
         }
-        let ready = zmq_poll(&items, Int32(items.count), Int(timeoutMs))
         if ready < 0 {
             if zmq_errno() == czmq_eintr() { return nil }
             throw SightlineError.messaging(lastError())
         }
-        guard ready > 0, items[0].revents & Int16(ZMQ_POLLIN) != 0 else { return nil }
+        guard ready > 0, readable else { return nil }
         var frames: [[UInt8]] = []
         var total = 0
         var message = zmq_msg_t()

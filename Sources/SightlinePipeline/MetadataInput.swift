@@ -35,9 +35,8 @@ final class MetadataInput: Sendable {
     /// checks who uses them).
     private let receiving: Mutex<Receiving>
     private let state = Mutex((accepted: 0, rejected: [String: Int](), undecodable: [String: Int]()))
-    private let stopRequested = Atomic<Bool>(false)
-    /// Ends the thread's receive at once when `stop()` is called.
-    private let wakeUp = WakeUp()
+    /// Signalled by `stop()`: ends the thread's receive at once, and its loop.
+    private let wakeUp: WakeUp
     private let finished = DispatchSemaphore(value: 0)
 
     private struct Receiving {
@@ -71,6 +70,7 @@ final class MetadataInput: Sendable {
         self.publisher = publisher
         self.mediaTime = mediaTime
         subscriber.logRejections(to: logger)
+        wakeUp = try WakeUp()
         receiving = Mutex(
             Receiving(
                 subscriber: subscriber, log: RateLimitedLog(logger: logger), tokens: Double(configuration.maximumRate)))
@@ -86,7 +86,7 @@ final class MetadataInput: Sendable {
     func start() {
         Thread.start(named: "metadata-in") { [self] in
             receiving.withLock { receiving in
-                while !stopRequested.load(ordering: .acquiring) { receiveOne(&receiving) }
+                while !wakeUp.isSignalled { receiveOne(&receiving) }
                 receiving.subscriber.close()
             }
             finished.signal()
@@ -95,7 +95,6 @@ final class MetadataInput: Sendable {
 
     /// Stops taking groups in and closes the socket; returns when it is closed.
     func stop() {
-        stopRequested.store(true, ordering: .releasing)
         wakeUp.signal()
         finished.wait()
     }

@@ -13,7 +13,7 @@ package enum BlockingLoop {
     package static func run<Value: Sendable>(
         name: String, _ body: @escaping @Sendable (StopRequest) throws -> Value
     ) async throws -> Value {
-        let stop = StopRequest()
+        let stop = try StopRequest()
         return try await withTaskCancellationHandler {
             try await withGracefulShutdownHandler {
                 try await withCheckedThrowingContinuation { continuation in
@@ -30,14 +30,12 @@ package enum BlockingLoop {
 
 /// Whether a `BlockingLoop` was asked to end. Any thread.
 package final class StopRequest: Sendable {
-    private let flag = Atomic(false)
     /// Signalled with the request: a receive that watches it returns at once.
-    package let wakeUp = WakeUp()
+    package let wakeUp: WakeUp
 
-    package var isRequested: Bool { flag.load(ordering: .acquiring) }
+    init() throws { wakeUp = try WakeUp() }
 
-    func request() {
-        flag.store(true, ordering: .releasing)
-        wakeUp.signal()
-    }
+    package var isRequested: Bool { wakeUp.isSignalled }
+
+    func request() { wakeUp.signal() }
 }

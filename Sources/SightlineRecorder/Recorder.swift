@@ -150,7 +150,9 @@ package final class Recorder {
         guard !accessUnit.units.isEmpty else {
             return drop("malformed", log: "a video message holds no H.264 NAL unit")
         }
-        let successorDecided = delayed.contains { $0.startsFile != nil }
+        // Only a key frame or a missing file makes the delay's successor count: no scan of it
+        // for the other frames.
+        let successorDecided = (file == nil || info.keyFrame) && delayed.contains { $0.startsFile != nil }
         let files = VideoDecisions.Files(
             fileComing: file != nil || successorDecided,
             openFileBytes: successorDecided ? nil : file?.writer.bytesWritten)
@@ -325,8 +327,7 @@ package final class Recorder {
     private func openFile(_ start: RecordingFile.Start, at time: MediaTime, decodeTime: MediaTime) throws {
         let file = try RecordingFile(
             start, at: time, decodeTime: decodeTime, tracks: metadata.tracks, current: metadata.current,
-            audio: audio.format,
-            orientation: metadata.tracks.orientation, configuration: configuration)
+            audio: audio.format, configuration: configuration)
         decisions.fileOpened()
         self.file = file
         logger.info(

@@ -27,12 +27,11 @@ final class RecordingFile {
     /// only in files started after the source announced them.
     private let tracks: [String: (index: Int, format: MetadataTrackFormat)]
 
-    /// Starts `<directory>/<source>-<UTC start time>.mov` with `tracks` and, from its first
-    /// frame at `time`, the groups of `current` that still hold then.
+    /// Starts `<directory>/<source>-<UTC start time>.mov` with `tracks` (turned as they say)
+    /// and, from its first frame at `time`, the groups of `current` that still hold then.
     init(
         _ start: Start, at time: MediaTime, decodeTime: MediaTime, tracks declared: RecordedTracks,
-        current: [String: TimedMetadataGroup], audio: AudioFormat?, orientation: Int?,
-        configuration: RecorderConfiguration
+        current: [String: TimedMetadataGroup], audio: AudioFormat?, configuration: RecorderConfiguration
     ) throws {
         let format = try VideoTrackFormat(
             annexBParameterSets: H264.annexB(start.parameterSets), width: start.width, height: start.height,
@@ -45,7 +44,7 @@ final class RecordingFile {
                 passthroughTracks: sound.map { [$0] } ?? [],
                 configuration: .init(
                     fragmentInterval: configuration.fragmentInterval,
-                    videoMatrix: orientation.map {
+                    videoMatrix: declared.orientation.map {
                         DisplayMatrix.matrix(exifOrientation: $0, width: start.width, height: start.height)
                     }))
         } catch {

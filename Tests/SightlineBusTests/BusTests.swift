@@ -42,7 +42,7 @@ func statusMessage(_ source: String) -> Message {
         let publisher = try Publisher(endpoint: try Endpoint("inproc://wake-test"), logger: logger)
         let subscriber = try Subscriber(endpoints: [try Endpoint("inproc://wake-test")], topics: ["status/"])
         #expect(await publisher.waitForSubscriber(timeout: .seconds(20)))
-        let wakeUp = WakeUp()
+        let wakeUp = try WakeUp()
         publisher.publish(statusMessage("a"))
         await publisher.flush()
         let first = try subscriber.receive(timeout: .seconds(20), wakingOn: wakeUp)

@@ -51,9 +51,6 @@ package final class LiveSources: Service, Sendable {
     private let logger: Logger
     private let state = Mutex(State())
     private let silenceLimit: Duration
-    /// Set on graceful shutdown, with `wakeUp`, which ends the bus thread's receive at once.
-    private let stopping = Atomic(false)
-    private let wakeUp = WakeUp()
 
     package init(endpoints: [Endpoint], curve: CurveClient?, silenceLimit: Duration = .seconds(15), logger: Logger) {
         self.endpoints = endpoints
@@ -103,7 +100,9 @@ package final class LiveSources: Service, Sendable {
             try? await gracefulShutdown()
             return finishWatchers()
         }
-        // The subscriber lives on the bus thread: it is not thread-safe.
+        // The subscriber lives on the bus thread: it is not thread-safe. A graceful shutdown
+        // signals `stop`, which ends the thread's receive at once.
+        let stop = try WakeUp()
         let failure = Mutex<(any Error)?>(nil)
         await withGracefulShutdownHandler {
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
@@ -115,7 +114,7 @@ package final class LiveSources: Service, Sendable {
                                 kinds: [.status, .frames] + ObjectKind.all.map(\.messageKind), source: nil),
                             curve: curve)
                         subscriber.logRejections(to: logger)
-                        receive(from: subscriber)
+                        receive(from: subscriber, until: stop)
                         subscriber.close()
                     } catch {
                         failure.withLock { $0 = error }
@@ -124,8 +123,7 @@ package final class LiveSources: Service, Sendable {
                 }
             }
         } onGracefulShutdown: {
-            self.stopping.store(true, ordering: .relaxed)
-            self.wakeUp.signal()
+            stop.signal()
         }
         finishWatchers()
         if let error = failure.withLock({ $0 }) { throw error }
@@ -143,12 +141,12 @@ package final class LiveSources: Service, Sendable {
         }
     }
 
-    private func receive(from subscriber: Subscriber) {
-        while !stopping.load(ordering: .relaxed) {
+    private func receive(from subscriber: Subscriber, until stop: WakeUp) {
+        while !stop.isSignalled {
             let received: ReceivedMessage?
             do {
                 // 20 ms: frames waiting for their objects are released on time (`tick`).
-                received = try subscriber.receive(timeout: .milliseconds(20), wakingOn: wakeUp)
+                received = try subscriber.receive(timeout: .milliseconds(20), wakingOn: stop)
             } catch {
                 logger.error("the console cannot read the bus: \(error)")
                 return
