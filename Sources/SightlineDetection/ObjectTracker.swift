@@ -107,7 +107,7 @@ extension ObjectTracker where Object == FaceObject {
 ///
 /// Called on the detector output's serial queue only; implementations need not be
 /// thread-safe.
-package protocol TrackedObjectAnnotator<Object>: AnyObject {
+package protocol TrackedObjectAnnotator<Object>: AnyObject, Sendable {
     associatedtype Object: MetadataObject
     /// Annotates one analysed frame's objects (IDs set) and returns those whose annotation
     /// changed in this frame, as annotated.

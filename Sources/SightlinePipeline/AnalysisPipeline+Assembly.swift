@@ -13,7 +13,9 @@ extension AnalysisPipeline {
             throw SightlineError.invalidArgument(
                 "source ID '\(configuration.sourceID)' must be 1-64 letters, digits, '.', '_' or '-'")
         }
-        guard !configuration.detect.isEmpty else { throw SightlineError.invalidArgument("nothing to detect") }
+        guard !configuration.detection.detectors.isEmpty else {
+            throw SightlineError.invalidArgument("nothing to detect")
+        }
         if let orientation = configuration.orientation, !(1...8).contains(orientation) {
             throw SightlineError.invalidArgument("orientation \(orientation) is not an EXIF orientation 1-8")
         }
@@ -46,16 +48,15 @@ extension AnalysisPipeline {
         var codes: BarcodeDetector?
 
         init(
-            _ configuration: PipelineConfiguration, input: InputDescription, analysingWholeFile: Bool, logger: Logger
+            _ configuration: PipelineDetection, input: InputDescription, analysingWholeFile: Bool, logger: Logger
         ) throws {
-            if configuration.detect.contains(.faces) {
-                faces = try AnalysisPipeline.faceDetectors(
-                    configuration.detector, analysingWholeFile: analysingWholeFile)
+            if configuration.detectors.contains(.faces) {
+                faces = try AnalysisPipeline.faceDetectors(configuration.faces, analysingWholeFile: analysingWholeFile)
                 identification = try AnalysisPipeline.loadFaceModels(into: faces, configuration, logger)
                 if let notice = FaceDetector.instructionSet.fallbackNotice { logger.warning("\(notice)") }
             }
-            if configuration.detect.contains(.barcodes) {
-                codes = try BarcodeDetector(configuration: configuration.barcodes)
+            if configuration.detectors.contains(.codes) {
+                codes = try BarcodeDetector(configuration: configuration.codes)
             }
             // Where frames keep time, the first ones are detected as fast as the rest; a file
             // analysed whole has no latency to keep and skips the blank scans.
@@ -185,7 +186,7 @@ extension AnalysisPipeline {
     /// and returns what names faces when identities are asked for; that needs both models.
     /// The detectors share the model, which dlib reads from any number of threads.
     fileprivate static func loadFaceModels(
-        into detectors: [FaceDetector], _ configuration: PipelineConfiguration, _ logger: Logger
+        into detectors: [FaceDetector], _ configuration: PipelineDetection, _ logger: Logger
     ) throws -> FaceIdentification? {
         let models = configuration.models
         guard let identities = try configuration.identities?.validated() else {
@@ -198,7 +199,8 @@ extension AnalysisPipeline {
             }
             return nil
         }
-        let (landmarker, recognizer) = try models.recognitionModels()
+        let landmarker = try models.landmarkerForIdentities()
+        let recognizer = try models.recognizer()
         for detector in detectors { detector.landmarker = landmarker }
         logger.info(
             "naming faces",

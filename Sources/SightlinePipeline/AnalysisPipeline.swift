@@ -8,7 +8,10 @@ import SightlineDetection
 import SightlineMovie
 import Synchronization
 
-/// Everything `sightline run` needs to know.
+/// Everything `sightline run` needs to know: where frames come from, what is looked for
+/// in them, the video made of them, and where it all is published. Each part holds only
+/// the options that go with it, so that a combination that cannot work cannot be written
+/// (a camera's mode for a file, server keys for a broker's client).
 package struct PipelineConfiguration: Sendable {
     /// A camera or media, with the options of its kind.
     package var source: PipelineSource
@@ -16,43 +19,11 @@ package struct PipelineConfiguration: Sendable {
     /// How the source is mounted, as an EXIF orientation (1-8), over what the source says
     /// (a file's display matrix): a camera mounted turned. Recordings show it turned.
     package var orientation: Int?
-    /// What to look for in the frames.
-    package var detect: Set<Detection> = [.faces]
-    package var detector = FaceDetector.Configuration()
-    /// Where the landmark and recognition models are (both optional for plain detection).
-    package var models = FaceModelFiles.locate()
-    /// Whose faces: a gallery to match, or descriptors to publish; nil: neither.
-    package var identities: IdentityConfiguration?
-    package var barcodes = BarcodeDetector.Configuration()
-    package var publish: Endpoint = .defaultPublish
-    /// Allow binding a tcp address other machines can reach, without authentication.
-    package var allowRemote = false
-    /// CURVE keys: encrypted, and only allowed subscribers receive anything.
-    package var curve: CurveServer?
-    /// `publish` is a broker's frontend to connect to, not an address to bind.
-    package var connectToBroker = false
-    /// This source's key for a CURVE broker.
-    package var brokerCurve: CurveClient?
-    /// Hold the first message until a subscriber is connected, for at most this long.
-    package var waitForSubscriber: Duration?
+    package var detection = PipelineDetection()
+    package var video = PipelineVideo()
+    package var bus = PipelineBus()
     /// How often a `running` status with counters is published.
     package var statusInterval: Duration = .seconds(5)
-    /// Drop late frames at the detectors, or analyse every frame; nil: by the source, as
-    /// AVFoundation does: a live source (a camera, a network stream, a file paced with
-    /// `realtime`) drops, a file read as fast as it can be waits for its detectors.
-    package var discardLateFrames: Bool?
-    /// When to publish video; H.264 sources pass their packets on unless `reencode`.
-    package var video = VideoMode.onDemand
-    package var encoder = VideoEncoder.Options()
-    package var reencode = false
-    /// Downscaled frames for other services' detectors; nil: none.
-    package var frames: FramesConfiguration?
-    /// Where other services publish timed metadata for this source (`metadata/<source>/`),
-    /// and how many groups a second it takes; nil: no metadata in.
-    package var metadataIn: Endpoint?
-    package var metadataInRate = 200
-    /// More endpoints the publisher binds, such as an inproc one for an in-process recorder.
-    package var alsoPublish: [Endpoint] = []
 
     package init(source: PipelineSource) { self.source = source }
 
@@ -60,16 +31,102 @@ package struct PipelineConfiguration: Sendable {
     package init(source name: String) { self.init(source: .named(name)) }
 }
 
-/// The detectors `sightline run --detect` can turn on, by the names of the kinds they find.
-package enum Detection: String, Sendable, CaseIterable {
-    case faces, barcodes
+/// What a pipeline looks for in its frames, and how it keeps up with them.
+package struct PipelineDetection: Sendable {
+    /// The detectors that run.
+    package var detectors: Set<BuiltInDetector> = [.faces]
+    package var faces = FaceDetector.Configuration()
+    /// Where the landmark and recognition models are (both optional for plain detection).
+    package var models = FaceModelFiles.locate()
+    /// Whose faces: a gallery to match, or descriptors to publish; nil: neither.
+    package var identities: IdentityConfiguration?
+    package var codes = BarcodeDetector.Configuration()
+    /// Drop late frames at the detectors, or analyse every frame; nil: by the source, as
+    /// AVFoundation does: a live source (a camera, a network stream, a file paced with
+    /// `realtime`) drops, a file read as fast as it can be waits for its detectors.
+    package var discardLateFrames: Bool?
+
+    package init() {}
+}
+
+/// The video a pipeline publishes, and the downscaled frames it hands other services.
+package struct PipelineVideo: Sendable {
+    /// When to publish video; H.264 sources pass their packets on unless `reencode`.
+    package var mode = VideoMode.onDemand
+    package var encoder = VideoEncoder.Options()
+    package var reencode = false
+    /// Downscaled frames for other services' detectors; nil: none.
+    package var frames: FramesConfiguration?
+
+    package init() {}
+}
+
+/// Where a pipeline publishes, and where other services publish to it.
+package struct PipelineBus: Sendable {
+    /// Where the publisher goes: an address it binds (with the keys subscribers must hold),
+    /// or a broker's frontend it connects to (with the key it proves itself with).
+    package enum Publishing: Sendable {
+        case bind(Endpoint, curve: CurveServer? = nil)
+        case broker(Endpoint, key: CurveClient? = nil)
+    }
+
+    package var publishing = Publishing.bind(.defaultPublish)
+    /// Allow binding a tcp address other machines can reach, without authentication.
+    package var allowRemote = false
+    /// More endpoints the publisher binds, such as an inproc one for an in-process recorder.
+    package var alsoPublish: [Endpoint] = []
+    /// Hold the first message until a subscriber is connected, for at most this long.
+    package var waitForSubscriber: Duration?
+    /// Where other services publish timed metadata for this source (`metadata/<source>/`);
+    /// nil: no metadata in.
+    package var metadataIn: Endpoint?
+    /// Groups a second `metadataIn` takes from all clients together.
+    package var metadataInRate = 200
+
+    package init() {}
+
+    /// The address published to or bound.
+    package var endpoint: Endpoint {
+        switch publishing {
+        case .bind(let endpoint, _), .broker(let endpoint, _): endpoint
+        }
+    }
+
+    /// The keys a bound publisher (and metadata-in beside it) asks of the other side.
+    var serverCurve: CurveServer? {
+        if case .bind(_, let curve) = publishing { return curve }
+        return nil
+    }
+
+    func publisher(logger: Logger) throws -> Publisher {
+        switch publishing {
+        case .bind(let endpoint, let curve):
+            try Publisher(
+                endpoint: endpoint, alsoBind: alsoPublish, allowRemote: allowRemote, curve: curve, logger: logger)
+        case .broker(let endpoint, let key):
+            try Publisher(
+                endpoint: endpoint, alsoBind: alsoPublish, connectsToBroker: true, brokerCurve: key, logger: logger)
+        }
+    }
+}
+
+/// The detectors a pipeline has built in, each named by the kind of object it finds
+/// (`--detect faces,barcodes`), so the names live with the kinds.
+package enum BuiltInDetector: Sendable, CaseIterable {
+    case faces, codes
 
     /// The kind of object the detector finds.
     package var kind: ObjectKind {
         switch self {
         case .faces: .faces
-        case .barcodes: .codes
+        case .codes: .codes
         }
+    }
+
+    /// The detector that finds the kind a status names (`faces`, `barcodes`).
+    package init?(named name: some StringProtocol) {
+        guard let detector = Self.allCases.first(where: { $0.kind.detection == name }) else { return nil }
+        self = detector
     }
 }
 
@@ -108,17 +165,14 @@ package final class AnalysisPipeline: Service, Sendable {
             case .media: file.map { $0.isNetworkStream || $0.options.realtime } ?? true
             case .frames: false
             }
-        let discardLateFrames = configuration.discardLateFrames ?? isLive
+        let discardLateFrames = configuration.detection.discardLateFrames ?? isLive
         analysisMode = discardLateFrames ? .dropLate : .everyFrame
         // Detectors check their settings before anything is bound, so a bad option is the
         // error reported, not a busy port.
         let detectors = try Detectors(
-            configuration, input: source.input, analysingWholeFile: !isLive && !discardLateFrames, logger: logger)
-        publisher = try Publisher(
-            endpoint: configuration.publish, alsoBind: configuration.alsoPublish,
-            allowRemote: configuration.allowRemote, curve: configuration.curve,
-            connectsToBroker: configuration.connectToBroker, brokerCurve: configuration.brokerCurve,
+            configuration.detection, input: source.input, analysingWholeFile: !isLive && !discardLateFrames,
             logger: logger)
+        publisher = try configuration.bus.publisher(logger: logger)
         var outputs = Outputs(
             publisher: publisher, sourceID: configuration.sourceID, discardLateFrames: discardLateFrames,
             logger: logger)
@@ -126,12 +180,14 @@ package final class AnalysisPipeline: Service, Sendable {
             detectors.faces.isEmpty
             ? nil : outputs.analysis(detectors.faces, annotator: detectors.identification, name: "detect")
         codes = detectors.codes.map { outputs.analysis([$0], name: "codes") }
-        framesOutput = try configuration.frames.map { try outputs.frames($0) }
+        framesOutput = try configuration.video.frames.map { try outputs.frames($0) }
         video = VideoPublishing(
-            publisher: publisher, sourceID: configuration.sourceID, mode: configuration.video,
-            encoder: configuration.encoder, frameRate: source.input.frameRate ?? 30,
+            publisher: publisher, sourceID: configuration.sourceID, mode: configuration.video.mode,
+            encoder: configuration.video.encoder, frameRate: source.input.frameRate ?? 30,
             isLive: isLive, logger: logger)
-        if configuration.video != .off { outputs.video(video, from: file, reencode: configuration.reencode) }
+        if configuration.video.mode != .off {
+            outputs.video(video, from: file, reencode: configuration.video.reencode)
+        }
         let sound = try Sound(configuration, file: file, publisher: publisher, logger: logger)
         (microphone, microphonePublishing, audioCounters) = (sound.microphone, sound.publishing, sound.counters)
         let (publisher, sourceID, currentState) = (self.publisher, configuration.sourceID, StateCell())
@@ -140,11 +196,12 @@ package final class AnalysisPipeline: Service, Sendable {
             Self.publish(event, publisher: publisher, sourceID: sourceID, state: currentState, device: nil)
         }
         self.session = session
-        metadataInput = try configuration.metadataIn.map { endpoint in
+        let bus = configuration.bus
+        metadataInput = try bus.metadataIn.map { endpoint in
             try MetadataInput(
                 configuration: .init(
-                    endpoint: endpoint, allowRemote: configuration.allowRemote, curve: configuration.curve,
-                    maximumRate: configuration.metadataInRate),
+                    endpoint: endpoint, allowRemote: bus.allowRemote, curve: bus.serverCurve,
+                    maximumRate: bus.metadataInRate),
                 sourceID: configuration.sourceID, publisher: publisher,
                 mediaTime: { session.mediaTime(atWallTimeNs: $0) }, logger: logger)
         }
@@ -217,20 +274,49 @@ package final class AnalysisPipeline: Service, Sendable {
     /// Runs and returns the final counters.
     package func runToCompletion() async throws -> PipelineCounters {
         let input = self.input
-        await start(input)
-        let completion: Result<CaptureSession.Completion, Error>
-        do {
-            completion = .success(try await capture(input))
-        } catch {
-            completion = .failure(error)
-        }
-        return try await finish(completion)
+        await announce(input)
+        let capture = Capture(pipeline: self)
+        let parts = ServiceGroup(
+            configuration: ServiceGroupConfiguration(services: parts(input, capture: capture), logger: logger))
+        try await parts.run()
+        return try await finish(capture.completion)
     }
 
-    /// Waits for a subscriber if asked to, says the source started (log and status), and
-    /// starts the inputs beside the capture: metadata from other services, the microphone.
-    private func start(_ input: InputDescription) async {
-        if let wait = configuration.waitForSubscriber {
+    /// The pipeline's parts in the order they start; a graceful shutdown stops them in the
+    /// reverse order, each once the one after it has ended: capture (with the microphone,
+    /// so sound and picture end together; frames in flight drain through the outputs, which
+    /// then finish), the status reports, the microphone's thread, and last the metadata
+    /// input. The source's end shuts them down the same way; cancellation stops them all at
+    /// once, and capture still finishes its outputs after they have drained.
+    private func parts(_ input: InputDescription, capture: Capture) -> [ServiceGroupConfiguration.ServiceConfiguration]
+    {
+        var parts: [any Service] = []
+        if let metadataInput {
+            parts.append(Part(name: "metadata-in", start: { metadataInput.start() }, stop: { metadataInput.stop() }))
+        }
+        if let microphone, let microphonePublishing {
+            let (publisher, sourceID, state) = (publisher, configuration.sourceID, microphoneState)
+            parts.append(
+                Part(
+                    name: "microphone",
+                    start: {
+                        microphone.start(
+                            onPacket: { microphonePublishing.publish($0) },
+                            onEvent: {
+                                Self.publish(
+                                    $0, publisher: publisher, sourceID: sourceID, state: state, device: "microphone")
+                            })
+                    }, stop: { microphone.finish() }))
+        }
+        parts.append(StatusReports(pipeline: self, input: input))
+        return parts.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) } + [
+            .init(service: capture, successTerminationBehavior: .gracefullyShutdownGroup)
+        ]
+    }
+
+    /// Waits for a subscriber if asked to, and says the source started (log and status).
+    private func announce(_ input: InputDescription) async {
+        if let wait = configuration.bus.waitForSubscriber {
             logger.info("waiting for a subscriber", metadata: ["endpoint": "\(publisher.endpoint)"])
             if await !publisher.waitForSubscriber(timeout: wait) {
                 logger.warning("no subscriber after \(wait); publishing anyway")
@@ -248,62 +334,86 @@ package final class AnalysisPipeline: Service, Sendable {
                 "simd": "\(FaceDetector.instructionSet)",
                 "frames-at-once": "\(faces?.framesAtOnce ?? 1)",
                 "full-scans-ahead": "\(faces?.framesAhead ?? 0 > 0)",
-                "full-scan-interval": "\(configuration.detector.fullScanInterval)",
-                "motion-gate": "\(configuration.detector.motionGate)",
+                "full-scan-interval": "\(configuration.detection.faces.fullScanInterval)",
+                "motion-gate": "\(configuration.detection.faces.motionGate)",
             ])
         publishStatus(SourceStatus(state: .started, input: input, detections: detections, analysis: analysisMode))
         currentState.value.withLock { $0 = SourceStatus(state: .running) }
-        metadataInput?.start()
-        if let microphone, let microphonePublishing {
-            let (publisher, sourceID, state) = (publisher, configuration.sourceID, microphoneState)
-            microphone.start(
-                onPacket: { microphonePublishing.publish($0) },
-                onEvent: {
-                    Self.publish($0, publisher: publisher, sourceID: sourceID, state: state, device: "microphone")
-                })
+    }
+
+    /// A part that runs beside capture: started with the others, stopped when shut down or
+    /// cancelled.
+    private struct Part: Service, CustomStringConvertible {
+        let description: String
+        var start: @Sendable () -> Void = {}
+        let stop: @Sendable () -> Void
+
+        init(name: String, start: @escaping @Sendable () -> Void = {}, stop: @escaping @Sendable () -> Void) {
+            (description, self.start, self.stop) = (name, start, stop)
+        }
+
+        func run() async {
+            start()
+            try? await gracefulShutdown()
+            stop()
         }
     }
 
-    /// Captures until the source ends, a graceful shutdown or cancellation, with a `running`
-    /// status and its counters every `statusInterval` meanwhile.
-    private func capture(_ input: InputDescription) async throws -> CaptureSession.Completion {
-        let session = self.session
-        return try await withGracefulShutdownHandler {
-            try await withThrowingTaskGroup(of: CaptureSession.Completion?.self) { group in
-                group.addTask { try await session.run() }
-                group.addTask { [self] in
-                    while !Task.isCancelled {
-                        try? await Task.sleep(for: configuration.statusInterval)
-                        if Task.isCancelled { break }
-                        publishStatus(
-                            SourceStatus(
-                                state: .running, input: input, counters: counters, detections: detections,
-                                analysis: analysisMode))
-                    }
-                    return nil
+    /// A `running` status with the counters every `statusInterval`, until shut down.
+    private struct StatusReports: Service {
+        let pipeline: AnalysisPipeline
+        let input: InputDescription
+
+        func run() async {
+            try? await cancelWhenGracefulShutdown {
+                while true {
+                    try await Task.sleep(for: pipeline.configuration.statusInterval)
+                    pipeline.publishRunningStatus(input)
                 }
-                // The status task ends only when cancelled; wait for the session.
-                while let next = try await group.next() {
-                    if let completion = next {
-                        group.cancelAll()
-                        return completion
-                    }
-                }
-                return .stopped
             }
-        } onGracefulShutdown: { [self] in
-            stop()
         }
+    }
+
+    /// The capture session, until the source ends or it is stopped, then the outputs'
+    /// last results (once the session has drained them, so nothing else delivers to them);
+    /// its completion, or the error it failed with, is kept for the final status.
+    private final class Capture: Service, Sendable {
+        private let pipeline: AnalysisPipeline
+        private let result = Mutex<Result<CaptureSession.Completion, Error>>(.success(.stopped))
+
+        init(pipeline: AnalysisPipeline) { self.pipeline = pipeline }
+
+        var completion: Result<CaptureSession.Completion, Error> { result.withLock { $0 } }
+
+        func run() async {
+            let (session, pipeline) = (pipeline.session, pipeline)
+            let completion: Result<CaptureSession.Completion, Error>
+            do {
+                completion = .success(
+                    try await withGracefulShutdownHandler {
+                        try await session.run()
+                    } onGracefulShutdown: {
+                        pipeline.stop()
+                    })
+            } catch {
+                completion = .failure(error)
+            }
+            pipeline.faces?.finish()
+            pipeline.codes?.finish()
+            pipeline.video.finish()
+            result.withLock { $0 = completion }
+        }
+    }
+
+    private func publishRunningStatus(_ input: InputDescription) {
+        publishStatus(
+            SourceStatus(
+                state: .running, input: input, counters: counters, detections: detections, analysis: analysisMode))
     }
 
     /// Ends the inputs and outputs, publishes the final status with every counter, and
     /// returns the counters (or the capture's error).
     private func finish(_ completion: Result<CaptureSession.Completion, Error>) async throws -> PipelineCounters {
-        metadataInput?.stop()
-        microphone?.finish()
-        faces?.finish()  // session.run() has drained the detector and encoder outputs
-        codes?.finish()
-        video.finish()
         await publisher.flush()
         let final = counters
         switch completion {
@@ -324,8 +434,10 @@ package final class AnalysisPipeline: Service, Sendable {
     /// and the faces' extra fields (`identities`) when a gallery names faces (a recorder then
     /// declares them).
     private var detections: [String] {
-        let named = configuration.identities?.gallery != nil ? ObjectKind.faces.extraFields.map { [$0.detection] } : nil
-        return (configuration.detect.map(\.kind.detection) + (named ?? [])).sorted()
+        let named =
+            configuration.detection.identities?.gallery != nil
+            ? ObjectKind.faces.extraFields.map { [$0.detection] } : nil
+        return (configuration.detection.detectors.map(\.kind.detection) + (named ?? [])).sorted()
     }
 
     private func publishStatus(_ status: SourceStatus) {

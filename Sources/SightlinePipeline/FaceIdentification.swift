@@ -2,6 +2,7 @@ import Logging
 import SightlineCapture
 import SightlineCore
 import SightlineDetection
+import Synchronization
 
 /// What `run --gallery` and `--publish-descriptors` ask for.
 package struct IdentityConfiguration: Sendable {
@@ -40,29 +41,40 @@ package struct IdentityConfiguration: Sendable {
 /// enters and again every `refreshInterval` of media time (never on every frame), and
 /// matches the descriptor against the gallery. A face keeps the last name it was matched
 /// to for as long as it is tracked; a later match to another person replaces it.
-final class FaceIdentification: TrackedObjectAnnotator {
+///
+/// It is called on its analysis's queue only; the recognizer and the faces it tracks are
+/// that queue's, through a lock nobody else takes.
+final class FaceIdentification: TrackedObjectAnnotator, Sendable {
     private let configuration: IdentityConfiguration
-    private let recognizer: FaceRecognizer
     private let logger: Logger
-    private var tracked: [Int: TrackedFace] = [:]
+    private let state: Mutex<State>
+
+    private struct State {
+        let recognizer: FaceRecognizer
+        var tracked: [Int: TrackedFace] = [:]
+    }
 
     private struct TrackedFace {
         var identity: FaceIdentity?
         var describedAt: MediaTime
     }
 
-    init(configuration: IdentityConfiguration, recognizer: FaceRecognizer, logger: Logger) {
+    init(configuration: IdentityConfiguration, recognizer: sending FaceRecognizer, logger: Logger) {
         self.configuration = configuration
-        self.recognizer = recognizer
+        state = Mutex(State(recognizer: recognizer))
         self.logger = logger
     }
 
     func annotate(_ faces: inout [FaceObject], in frame: VideoFrame) -> [FaceObject] {
+        state.withLock { annotate(&faces, in: frame, &$0) }
+    }
+
+    private func annotate(_ faces: inout [FaceObject], in frame: VideoFrame, _ state: inout State) -> [FaceObject] {
         var rgb: PixelBuffer?  // converted once per frame, and only when a face is due
         var changed: [FaceObject] = []
         for index in faces.indices {
             let id = faces[index].faceID
-            let previous = tracked[id]
+            let previous = state.tracked[id]
             if previous.map({ (frame.time - $0.describedAt).seconds >= configuration.refreshInterval }) ?? true,
                 let landmarks = faces[index].landmarks
             {
@@ -73,10 +85,10 @@ final class FaceIdentification: TrackedObjectAnnotator {
                         x: Int(($0.x * Double(rgb.width)).rounded()), y: Int(($0.y * Double(rgb.height)).rounded()))
                 }
                 do {
-                    let descriptor = try recognizer.descriptor(of: points, in: rgb)
+                    let descriptor = try state.recognizer.descriptor(of: points, in: rgb)
                     let match = configuration.gallery?.match(descriptor, threshold: configuration.matchThreshold)
                     let identity = match ?? previous?.identity
-                    tracked[id] = TrackedFace(identity: identity, describedAt: frame.time)
+                    state.tracked[id] = TrackedFace(identity: identity, describedAt: frame.time)
                     if configuration.publishDescriptors { faces[index].descriptor = descriptor.values }
                     if let match, match.name != previous?.identity?.name {
                         faces[index].identity = match
@@ -84,18 +96,20 @@ final class FaceIdentification: TrackedObjectAnnotator {
                     }
                 } catch {
                     // Leave the face unnamed for now; it is tried again at the next refresh.
-                    tracked[id] = TrackedFace(identity: previous?.identity, describedAt: frame.time)
+                    state.tracked[id] = TrackedFace(identity: previous?.identity, describedAt: frame.time)
                     logger.warning("face description failed", metadata: ["id": "\(id)", "error": "\(error)"])
                 }
             }
-            faces[index].identity = tracked[id]?.identity
+            faces[index].identity = state.tracked[id]?.identity
         }
         return changed
     }
 
     func objectsLeft(_ faces: inout [FaceObject]) {
-        for index in faces.indices {
-            faces[index].identity = tracked.removeValue(forKey: faces[index].faceID)?.identity
+        state.withLock { state in
+            for index in faces.indices {
+                faces[index].identity = state.tracked.removeValue(forKey: faces[index].faceID)?.identity
+            }
         }
     }
 }

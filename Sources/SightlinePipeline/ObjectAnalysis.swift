@@ -11,23 +11,20 @@ import Synchronization
 /// gives them stable IDs and publishes their messages (`faces`, `codes`) and `events`.
 ///
 /// Everything but `timing` runs on the output's serial queue, which owns the tracker and the
-/// annotator (identities of faces), and the detector when there is one; their time is in
-/// `timing`. With several detectors, successive frames are detected at the same time, each
+/// annotator (identities of faces) through `tracking`, a lock nobody else takes, and the
+/// detector when there is one; their time is in `timing`. With several detectors, successive frames are detected at the same time, each
 /// by whichever detector is free first, on its own queue (frame-level parallelism, for a
 /// file analysed whole), and the output's queue tracks and publishes them in capture order.
-package final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOutputDelegate, @unchecked Sendable {
+package final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataOutputDelegate, Sendable {
     package typealias Object = Detector.Object
 
     private let lanes: DetectionLanes<Detector>
-    /// Frames given to the lanes and not yet published, oldest first, at most `framesInFlight`.
-    private var inFlight: [DetectionJob<Object>] = []
     /// Two per lane, so that a lane that finishes before the oldest frame has the next one
     /// waiting; twice as many as a detector wants told of ahead, and the one it detects (a
     /// full scan made ahead then has time to spare when another takes longer). 1: each frame
     /// is detected on the output's queue as it comes.
     private let framesInFlight: Int
-    private let tracker = ObjectTracker<Object>()
-    private let annotator: (any TrackedObjectAnnotator<Object>)?
+    private let tracking: Mutex<Tracking>
     private let publisher: Publisher
     private let sourceID: String
     private let logger: Logger
@@ -36,10 +33,19 @@ package final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataO
     private let detectionTimer: Metrics.Timer
     private let objectsPublished: Counter
     private let failures: Counter
-    private var objectsWerePresent = false
-    /// Where the last analysed frame ends: the final empty message, after the last
-    /// objects, is timed there.
-    private var lastFrame: (time: MediaTime, wallTimeNs: UInt64)?
+
+    /// What the output's queue keeps from frame to frame.
+    private struct Tracking {
+        let tracker = ObjectTracker<Object>()
+        let annotator: (any TrackedObjectAnnotator<Object>)?
+        /// Frames given to the lanes and not yet published, oldest first, at most
+        /// `framesInFlight`.
+        var inFlight: [DetectionJob<Object>] = []
+        var objectsWerePresent = false
+        /// Where the last analysed frame ends: the final empty message, after the last
+        /// objects, is timed there.
+        var lastFrame: (time: MediaTime, wallTimeNs: UInt64)?
+    }
 
     /// `detectors`: one, or one per frame to detect at the same time.
     package init(
@@ -51,7 +57,7 @@ package final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataO
         framesAhead = detectors.map(\.framesAhead).max() ?? 0
         framesInFlight =
             detectors.count > 1 || framesAhead > 0 ? max(2 * detectors.count, 2 * framesAhead + 1) : 1
-        self.annotator = annotator
+        tracking = Mutex(Tracking(annotator: annotator))
         self.publisher = publisher
         self.sourceID = sourceID
         self.logger = logger
@@ -71,28 +77,34 @@ package final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataO
     package var timing: TimingCounters { timingState.withLock { $0 } }
 
     package func frameDataOutput(_ output: FrameDataOutput, didOutput frame: VideoFrame) {
-        guard framesInFlight > 1 else {
-            let started = ContinuousClock.now
-            let detected = Result { try lanes.detectors[0].objects(in: frame) }
-            publishObjects(detected, in: frame, detectedIn: ContinuousClock.now - started)
-            return
+        tracking.withLock { tracking in
+            guard framesInFlight > 1 else {
+                let started = ContinuousClock.now
+                let detected = Result { try lanes.detectors[0].objects(in: frame) }
+                publishObjects(detected, in: frame, detectedIn: ContinuousClock.now - started, &tracking)
+                return
+            }
+            for detector in lanes.detectors where detector.framesAhead > 0 { detector.frameArrived(frame) }
+            let job = DetectionJob<Object>(frame: frame)
+            lanes.start(job)
+            tracking.inFlight.append(job)
+            // As many frames in flight as there may be: the oldest is published before another is taken.
+            if tracking.inFlight.count == framesInFlight {
+                publishWhenDetected(tracking.inFlight.removeFirst(), &tracking)
+            }
         }
-        for detector in lanes.detectors where detector.framesAhead > 0 { detector.frameArrived(frame) }
-        let job = DetectionJob<Object>(frame: frame)
-        lanes.start(job)
-        inFlight.append(job)
-        // As many frames in flight as there may be: the oldest is published before another is taken.
-        if inFlight.count == framesInFlight { publishWhenDetected(inFlight.removeFirst()) }
     }
 
     /// Waits for a lane's frame, then publishes it.
-    private func publishWhenDetected(_ job: DetectionJob<Object>) {
+    private func publishWhenDetected(_ job: DetectionJob<Object>, _ tracking: inout Tracking) {
         let (detected, elapsed) = job.wait()
-        publishObjects(detected, in: job.frame, detectedIn: elapsed)
+        publishObjects(detected, in: job.frame, detectedIn: elapsed, &tracking)
     }
 
     /// Tracks, annotates and publishes one frame's objects, in capture order.
-    private func publishObjects(_ result: Result<[Object], Error>, in frame: VideoFrame, detectedIn: Duration) {
+    private func publishObjects(
+        _ result: Result<[Object], Error>, in frame: VideoFrame, detectedIn: Duration, _ tracking: inout Tracking
+    ) {
         let started = ContinuousClock.now
         let detected: [Object]
         switch result {
@@ -102,9 +114,9 @@ package final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataO
             logger.error("\(Object.eventObject) detection failed; frame skipped", metadata: ["error": "\(error)"])
             return
         }
-        var update = tracker.update(detected, time: frame.time)
+        var update = tracking.tracker.update(detected, time: frame.time)
         var changed: [Object] = []
-        if let annotator {
+        if let annotator = tracking.annotator {
             changed = annotator.annotate(&update.objects, in: frame)
             annotator.objectsLeft(&update.left)
             // An object that enters already annotated says so in its enter event.
@@ -116,34 +128,36 @@ package final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataO
         let elapsed = detectedIn + (ContinuousClock.now - started)
         timingState.withLock { $0.record(milliseconds: elapsed.milliseconds) }
         detectionTimer.recordNanoseconds(Int64(elapsed.seconds * 1e9))
-        lastFrame = (frame.time + (frame.duration ?? .zero), frame.wallClockNanoseconds)
+        tracking.lastFrame = (frame.time + (frame.duration ?? .zero), frame.wallClockNanoseconds)
 
         for object in update.left { publishEvent(.leave, object, wallTimeNs: frame.wallClockNanoseconds) }
         for object in update.entered { publishEvent(.enter, object, wallTimeNs: frame.wallClockNanoseconds) }
         for object in changed { publishEvent(.identified, object, wallTimeNs: frame.wallClockNanoseconds) }
         // A message for every frame with objects, and one empty message when they are gone.
-        if !update.objects.isEmpty || objectsWerePresent {
+        if !update.objects.isEmpty || tracking.objectsWerePresent {
             objectsPublished.increment(by: update.objects.count)
             publisher.publish(
                 Object.message(
                     update.objects, source: sourceID, time: frame.time, wallTimeNs: frame.wallClockNanoseconds))
         }
-        objectsWerePresent = !update.objects.isEmpty
+        tracking.objectsWerePresent = !update.objects.isEmpty
     }
 
     /// At the end of the run: frames still being detected are published, then objects
     /// still tracked leave. Call only after the output has drained, when its queue no
     /// longer touches the tracker.
     package func finish() {
-        while !inFlight.isEmpty { publishWhenDetected(inFlight.removeFirst()) }
-        let wallTime = lastFrame?.wallTimeNs ?? WallClock.nowNanoseconds()
-        if objectsWerePresent, let last = lastFrame {
-            publisher.publish(Object.message([], source: sourceID, time: last.time, wallTimeNs: wallTime))
-            objectsWerePresent = false
+        tracking.withLock { tracking in
+            while !tracking.inFlight.isEmpty { publishWhenDetected(tracking.inFlight.removeFirst(), &tracking) }
+            let wallTime = tracking.lastFrame?.wallTimeNs ?? WallClock.nowNanoseconds()
+            if tracking.objectsWerePresent, let last = tracking.lastFrame {
+                publisher.publish(Object.message([], source: sourceID, time: last.time, wallTimeNs: wallTime))
+                tracking.objectsWerePresent = false
+            }
+            var remaining = tracking.tracker.finish()
+            tracking.annotator?.objectsLeft(&remaining)
+            for object in remaining { publishEvent(.leave, object, wallTimeNs: wallTime) }
         }
-        var remaining = tracker.finish()
-        annotator?.objectsLeft(&remaining)
-        for object in remaining { publishEvent(.leave, object, wallTimeNs: wallTime) }
     }
 
     private func publishEvent(_ change: ObjectEvent.Change, _ object: Object, wallTimeNs: UInt64) {

@@ -116,12 +116,10 @@ package final class SightlineServices: Sendable {
                 switch configuration.bus {
                 case .perSource:
                     let own = try Endpoint("inproc://sightline-\(source.id)")
-                    pipeline.alsoPublish.append(own)
+                    pipeline.bus.alsoPublish.append(own)
                     recorderEndpoints = [own]
                 case .shared, .broker, .remote:
-                    pipeline.publish = frontend
-                    pipeline.connectToBroker = true
-                    pipeline.brokerCurve = nil
+                    pipeline.bus.publishing = .broker(frontend)
                 }
                 localEndpoints[source.id] = recorderEndpoints[0]
                 runner = try Self.runner(pipeline, reopen: configuration.reopenFailedSources, logger: logger)

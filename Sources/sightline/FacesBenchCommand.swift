@@ -68,10 +68,10 @@ struct FacesBenchCommand: AsyncParsableCommand {
         for run in 0..<(2 * runs) {
             let named = run % 2 == 1
             var configuration = PipelineConfiguration(source: clip)
-            configuration.discardLateFrames = false
-            configuration.models = models.modelFiles
-            configuration.identities = named ? IdentityConfiguration(gallery: gallery) : nil
-            configuration.publish = try Endpoint("inproc://bench-faces-\(run)")
+            configuration.detection.discardLateFrames = false
+            configuration.detection.models = models.modelFiles
+            configuration.detection.identities = named ? IdentityConfiguration(gallery: gallery) : nil
+            configuration.bus.publishing = .bind(try Endpoint("inproc://bench-faces-\(run)"))
             let pipeline = try AnalysisPipeline(configuration: configuration, logger: logger)
             let started = ContinuousClock.now
             let counters = try await pipeline.runToCompletion()

@@ -34,7 +34,7 @@ struct IdentityOptions: ParsableArguments {
             if matchThreshold != 0.6 { throw ValidationError("--match-threshold needs --gallery") }
             return
         }
-        configuration.identities = try IdentityConfiguration(
+        configuration.detection.identities = try IdentityConfiguration(
             gallery: try gallery.map { try FaceGallery.load(path: $0) }, matchThreshold: matchThreshold,
             refreshInterval: identifyEvery, publishDescriptors: publishDescriptors
         ).validated()

@@ -111,9 +111,9 @@ struct PipelineBenchCommand: AsyncParsableCommand {
         }
 
         var configuration = PipelineConfiguration(source: clip)
-        configuration.detector = detectorConfiguration
-        configuration.discardLateFrames = false
-        configuration.publish = try Endpoint("inproc://bench-\(index)-fast")
+        configuration.detection.faces = detectorConfiguration
+        configuration.detection.discardLateFrames = false
+        configuration.bus.publishing = .bind(try Endpoint("inproc://bench-\(index)-fast"))
         let fast = try AnalysisPipeline(configuration: configuration, logger: logger)
         let pipelineStarted = ContinuousClock.now
         let counters = try await fast.runToCompletion()
@@ -123,7 +123,7 @@ struct PipelineBenchCommand: AsyncParsableCommand {
                 format: "%@ pipeline  %6.1f frames/s  = %.2f x detector  (%d frames, %d messages)", size, fps,
                 fps * detectorMs / 1000, counters.framesIn, counters.messagesPublished))
         guard latencyRounds > 0 else { return }
-        configuration.discardLateFrames = true
+        configuration.detection.discardLateFrames = true
         configuration.source = .media(url: clip, options: MediaFileSource.Options(realtime: true))
         try await latency(configuration, index: index, frames: frames, detector: detector, size: size, logger: logger)
     }
@@ -138,7 +138,7 @@ struct PipelineBenchCommand: AsyncParsableCommand {
         var live = RealTimeRun()
         for round in 0..<latencyRounds {
             try paced.add(frames, detector)
-            configuration.publish = try Endpoint("inproc://bench-\(index)-live-\(round)")
+            configuration.bus.publishing = .bind(try Endpoint("inproc://bench-\(index)-live-\(round)"))
             try await live.add(configuration, logger: logger)
         }
         Swift.print(

@@ -37,9 +37,9 @@ struct RecordBenchCommand: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(atPath: scratch) }
 
         var configuration = PipelineConfiguration(source: clip)
-        configuration.discardLateFrames = false
-        configuration.video = .off
-        configuration.publish = try Endpoint("inproc://bench-record-baseline")
+        configuration.detection.discardLateFrames = false
+        configuration.video.mode = .off
+        configuration.bus.publishing = .bind(try Endpoint("inproc://bench-record-baseline"))
         let baseline = try AnalysisPipeline(configuration: configuration, logger: logger)
         var started = ContinuousClock.now
         let baseCounters = try await baseline.runToCompletion()
@@ -50,12 +50,12 @@ struct RecordBenchCommand: AsyncParsableCommand {
                 format: "%@ baseline  %6.1f frames/s  run alone (%d frames)", size,
                 Double(baseCounters.framesIn) / baseSeconds, baseCounters.framesIn))
 
-        configuration.video = .always
-        configuration.reencode = true
-        configuration.encoder.preset = preset
-        configuration.publish = try Endpoint("inproc://bench-record")
+        configuration.video.mode = .always
+        configuration.video.reencode = true
+        configuration.video.encoder.preset = preset
+        configuration.bus.publishing = .bind(try Endpoint("inproc://bench-record"))
         let pipeline = try AnalysisPipeline(configuration: configuration, logger: logger)
-        let measured = Self.recordOnAThreadOfItsOwn(configuration.publish, into: scratch, logger: logger)
+        let measured = Self.recordOnAThreadOfItsOwn(configuration.bus.endpoint, into: scratch, logger: logger)
         try await Task.sleep(for: .milliseconds(200))  // let the subscription reach the publisher
         started = ContinuousClock.now
         let counters = try await pipeline.runToCompletion()

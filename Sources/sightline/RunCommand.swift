@@ -67,21 +67,21 @@ struct RunCommand: AsyncParsableCommand {
         let logger = global.makeLogger()
         var source = try self.source.configuration()
         var pipeline = source.pipeline!
-        pipeline.publish = try Endpoint(publishTo ?? publish)
-        pipeline.connectToBroker = publishTo != nil
-        pipeline.allowRemote = insecure
-        switch (curveKey, allow, serverKey) {
-        case (nil, nil, nil): break
-        case (let key?, let allowed?, nil) where publishTo == nil:
-            pipeline.curve = try CurveServer(keyFile: key, allow: allowed)
-        case (let key?, nil, let server?) where publishTo != nil:
-            pipeline.brokerCurve = try CurveClient(keyFile: key, serverKeyFile: server)
+        let endpoint = try Endpoint(publishTo ?? publish)
+        pipeline.bus.allowRemote = insecure
+        switch (curveKey, allow, serverKey, publishTo) {
+        case (nil, nil, nil, nil): pipeline.bus.publishing = .bind(endpoint)
+        case (nil, nil, nil, _?): pipeline.bus.publishing = .broker(endpoint)
+        case (let key?, let allowed?, nil, nil):
+            pipeline.bus.publishing = .bind(endpoint, curve: try CurveServer(keyFile: key, allow: allowed))
+        case (let key?, nil, let server?, _?):
+            pipeline.bus.publishing = .broker(endpoint, key: try CurveClient(keyFile: key, serverKeyFile: server))
         default:
             throw ValidationError(
                 "keys: --curve-key with --allow to bind --publish, or --curve-key with --server-key to --publish-to a broker"
             )
         }
-        pipeline.waitForSubscriber = try waitForSubscriber.map {
+        pipeline.bus.waitForSubscriber = try waitForSubscriber.map {
             try OptionValues.duration($0, option: "--wait-for-subscriber", allowZero: true)
         }
         source.pipeline = pipeline
@@ -208,22 +208,23 @@ struct DetectionOptions: ParsableArguments {
     var tryHarder = false
 
     func apply(to configuration: inout PipelineConfiguration) throws {
-        var detections = Set<Detection>()
+        let names = BuiltInDetector.allCases.map(\.kind.detection).joined(separator: ", ")
+        var detections = Set<BuiltInDetector>()
         for name in detect.split(separator: ",") {
-            guard let detection = Detection(rawValue: String(name)) else {
-                throw ValidationError("--detect '\(name)' is not one of: faces, barcodes")
+            guard let detection = BuiltInDetector(named: name) else {
+                throw ValidationError("--detect '\(name)' is not one of: \(names)")
             }
             detections.insert(detection)
         }
-        guard !detections.isEmpty else { throw ValidationError("--detect needs faces, barcodes or both") }
-        configuration.detect = detections
-        configuration.detector = FaceDetector.Configuration(
+        guard !detections.isEmpty else { throw ValidationError("--detect needs one or more of: \(names)") }
+        configuration.detection.detectors = detections
+        configuration.detection.faces = FaceDetector.Configuration(
             upsample: upsample,
             adjustThreshold: try OptionValues.number(threshold, option: "--threshold", in: -100...100),
             minimumFaceSize: try OptionValues.integer(minFaceSize, option: "--min-face-size", in: 0...65_536),
             threads: detectorThreads,
             fullScanInterval: fullScanInterval, motionGate: motionGate)
-        configuration.barcodes = BarcodeDetector.Configuration(
+        configuration.detection.codes = BarcodeDetector.Configuration(
             types: try MachineReadableCodeType.list(codeTypes), tryHarder: tryHarder)
     }
 }

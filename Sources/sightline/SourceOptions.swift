@@ -183,31 +183,31 @@ struct SourceOptions: ParsableArguments {
             configuration.orientation = orientation
         }
         try detection.apply(to: &configuration)
-        configuration.models = models.modelFiles
+        configuration.detection.models = models.modelFiles
         try identity.apply(to: &configuration)
         let framesLimit = try parseSize(framesSize, option: "--frames-size")  // checked whether used or not
         if let frames {
             var output = FramesConfiguration(format: frames)
             (output.maximumWidth, output.maximumHeight) = framesLimit
             output.rate = try OptionValues.number(framesRate, option: "--frames-rate", in: 0.001...1000)
-            configuration.frames = output
+            configuration.video.frames = output
         }
-        configuration.metadataIn = try metadataIn.map { try Endpoint($0) }
-        configuration.metadataInRate = try OptionValues.integer(
+        configuration.bus.metadataIn = try metadataIn.map { try Endpoint($0) }
+        configuration.bus.metadataInRate = try OptionValues.integer(
             metadataRate, option: "--metadata-rate", in: 1...100_000)
         configuration.statusInterval = statusInterval
         guard !(everyFrame && dropLate) else {
             throw ValidationError("--every-frame and --drop-late exclude each other")
         }
-        configuration.discardLateFrames = everyFrame ? false : dropLate ? true : nil
-        configuration.video = video
-        configuration.reencode = reencode
-        configuration.encoder.preset = preset
-        configuration.encoder.crf = try OptionValues.integer(crf, option: "--crf", in: 0...51)
-        configuration.encoder.bitrate = try bitrate.map {
+        configuration.detection.discardLateFrames = everyFrame ? false : dropLate ? true : nil
+        configuration.video.mode = video
+        configuration.video.reencode = reencode
+        configuration.video.encoder.preset = preset
+        configuration.video.encoder.crf = try OptionValues.integer(crf, option: "--crf", in: 0...51)
+        configuration.video.encoder.bitrate = try bitrate.map {
             try OptionValues.integer($0, option: "--bitrate", in: 1000...1_000_000_000)
         }
-        configuration.encoder.keyFrameInterval = try gop.map {
+        configuration.video.encoder.keyFrameInterval = try gop.map {
             try OptionValues.integer($0, option: "--gop", in: 1...100_000)
         }
         // The recording options are checked even when nothing is recorded: a value that is

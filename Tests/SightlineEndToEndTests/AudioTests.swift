@@ -290,10 +290,10 @@ private let audioMedia: Result<String, any Error> = Result {
         let endpoint = try Endpoint("inproc://audio-gap-\(Int(videoUntil))")
         var configuration = PipelineConfiguration(source: try clip("gap_audio.ts"))
         configuration.sourceID = "gap"
-        configuration.publish = endpoint
-        configuration.detect = [.barcodes]
-        configuration.video = .always
-        configuration.waitForSubscriber = .seconds(20)
+        configuration.bus.publishing = .bind(endpoint)
+        configuration.detection.detectors = [.codes]
+        configuration.video.mode = .always
+        configuration.bus.waitForSubscriber = .seconds(20)
         let pipeline = try AnalysisPipeline(configuration: configuration, logger: logger)
         let subscriber = try Subscriber(
             endpoints: [endpoint], topics: Subscriber.topics(kinds: [.video, .audio, .status], source: "gap"))
@@ -392,9 +392,9 @@ private let audioMedia: Result<String, any Error> = Result {
         let endpoint = try Endpoint("tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())")
         var configuration = PipelineConfiguration(source: try clip("sync_aac.mp4"))
         configuration.sourceID = "sound"
-        configuration.publish = endpoint
-        configuration.detect = [.barcodes]
-        configuration.waitForSubscriber = .seconds(20)
+        configuration.bus.publishing = .bind(endpoint)
+        configuration.detection.detectors = [.codes]
+        configuration.bus.waitForSubscriber = .seconds(20)
         let pipeline = try AnalysisPipeline(configuration: configuration, logger: logger)
         let subscriber = try Subscriber(
             endpoints: [endpoint], topics: Subscriber.topics(kinds: [.audio, .status], source: "sound"))

@@ -26,10 +26,11 @@ import Testing
         during: @Sendable @escaping (AnalysisPipeline) async throws -> Void = { _ in }
     ) async throws -> (messages: [ReceivedMessage], counters: PipelineCounters) {
         var configuration = configuration
-        configuration.waitForSubscriber = .seconds(20)
+        configuration.bus.waitForSubscriber = .seconds(20)
         let pipeline = try AnalysisPipeline(configuration: configuration, logger: logger)
         let subscriber = try Subscriber(
-            endpoints: [configuration.publish], topics: Subscriber.topics(kinds: kinds + [.status], source: "cam1"))
+            endpoints: [configuration.bus.endpoint], topics: Subscriber.topics(kinds: kinds + [.status], source: "cam1")
+        )
         async let counters = pipeline.runToCompletion()
         try await during(pipeline)
         let final = try await counters
@@ -55,10 +56,10 @@ import Testing
     @Test func barcodesArePublishedOnTheirFramesAndRecorded() async throws {
         let truth = try BarcodeTruth.load()
         var configuration = PipelineConfiguration(source: SampleMedia.barcodes640x480.path)
-        configuration.publish = try Endpoint("inproc://codes-e2e")
-        configuration.detect = [.barcodes]
-        configuration.discardLateFrames = false
-        configuration.video = .always
+        configuration.bus.publishing = .bind(try Endpoint("inproc://codes-e2e"))
+        configuration.detection.detectors = [.codes]
+        configuration.detection.discardLateFrames = false
+        configuration.video.mode = .always
         let (messages, counters) = try await run(configuration, kinds: [.codes, .events, .video])
         #expect(counters.framesIn == truth.frames)
         #expect(counters.outputs["codes"]?.delivered == truth.frames)
@@ -118,11 +119,11 @@ import Testing
         // the clip.
         var configuration = PipelineConfiguration(
             source: .media(url: SampleMedia.barcodes640x480.path, options: .init(realtime: true, loop: true)))
-        configuration.publish = try Endpoint("inproc://metadata-e2e")
-        configuration.detect = [.barcodes]
-        configuration.video = .always
-        configuration.metadataIn = input
-        configuration.metadataInRate = 50
+        configuration.bus.publishing = .bind(try Endpoint("inproc://metadata-e2e"))
+        configuration.detection.detectors = [.codes]
+        configuration.video.mode = .always
+        configuration.bus.metadataIn = input
+        configuration.bus.metadataInRate = 50
         let detected = Mutex(0)  // the frame the detector's group is timed at
         let (messages, counters) = try await run(configuration, kinds: [.metadata, .video]) { pipeline in
             /// Groups the input has taken in so far, accepted or rejected.
@@ -261,12 +262,12 @@ import Testing
     @Test(arguments: [FrameInfo.Format.gray8, .jpeg])
     func framesArePublishedDownscaled(format: FrameInfo.Format) async throws {
         var configuration = PipelineConfiguration(source: SampleMedia.barcodes640x480.path)
-        configuration.publish = try Endpoint("inproc://frames-e2e-\(format)")
-        configuration.detect = [.barcodes]
+        configuration.bus.publishing = .bind(try Endpoint("inproc://frames-e2e-\(format)"))
+        configuration.detection.detectors = [.codes]
         configuration.source = .media(url: configuration.source.name, options: .init(realtime: true))
         var frames = FramesConfiguration(format: format)
         frames.rate = 5
-        configuration.frames = frames
+        configuration.video.frames = frames
         let (messages, counters) = try await run(configuration, kinds: [.frames])
         let published = messages.filter { $0.message.kind == .frames }
         // 8 s at 5 a second: 40. Newest-wins can pass over a frame or two when the machine

@@ -19,9 +19,9 @@ let logger = Logger(label: "test")
         let endpoint = try Endpoint("tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())")
         var configuration = PipelineConfiguration(source: SampleMedia.faces640x480.path)
         configuration.sourceID = "e2e"
-        configuration.publish = endpoint
-        configuration.discardLateFrames = false  // analyse every frame: the run is deterministic
-        configuration.waitForSubscriber = .seconds(20)
+        configuration.bus.publishing = .bind(endpoint)
+        configuration.detection.discardLateFrames = false  // analyse every frame: the run is deterministic
+        configuration.bus.waitForSubscriber = .seconds(20)
         let pipeline = try AnalysisPipeline(configuration: configuration, logger: logger)
         let subscriber = try Subscriber(
             endpoints: [endpoint], topics: Subscriber.topics(kinds: MessageKind.allCases, source: "e2e"))
@@ -75,13 +75,13 @@ let logger = Logger(label: "test")
 
         func run(_ source: PipelineSource, _ name: String) async throws -> [Message] {
             var configuration = PipelineConfiguration(source: source)
-            configuration.publish = try Endpoint("inproc://memory-\(name)")
-            configuration.discardLateFrames = false
-            configuration.video = .off
-            configuration.waitForSubscriber = .seconds(20)
+            configuration.bus.publishing = .bind(try Endpoint("inproc://memory-\(name)"))
+            configuration.detection.discardLateFrames = false
+            configuration.video.mode = .off
+            configuration.bus.waitForSubscriber = .seconds(20)
             let pipeline = try AnalysisPipeline(configuration: configuration, logger: logger)
             let subscriber = try Subscriber(
-                endpoints: [configuration.publish],
+                endpoints: [configuration.bus.endpoint],
                 topics: Subscriber.topics(kinds: [.faces, .events, .status], source: nil))
             let counters = try await pipeline.runToCompletion()
             #expect(counters.framesIn == 300 && counters.outputs["detect"] == OutputCounters(delivered: 300))
@@ -98,7 +98,7 @@ let logger = Logger(label: "test")
 
     @Test func failsFastOnBadInput() throws {
         var configuration = PipelineConfiguration(source: "/no/such/file.mp4")
-        configuration.publish = try Endpoint("inproc://bad-input")
+        configuration.bus.publishing = .bind(try Endpoint("inproc://bad-input"))
         #expect(throws: SightlineError.sourceUnavailable(source: "/no/such/file.mp4", reason: "no such file")) {
             try AnalysisPipeline(configuration: configuration, logger: logger)
         }

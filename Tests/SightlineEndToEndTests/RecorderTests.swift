@@ -328,9 +328,9 @@ import Testing
         let endpoint = try Endpoint("inproc://recorder-test-\(source)")
         var configuration = PipelineConfiguration(source: SampleMedia.faces640x480.path)
         configuration.sourceID = source
-        configuration.publish = endpoint
-        configuration.video = .always
-        configuration.waitForSubscriber = .seconds(20)
+        configuration.bus.publishing = .bind(endpoint)
+        configuration.video.mode = .always
+        configuration.bus.waitForSubscriber = .seconds(20)
         let pipeline = try AnalysisPipeline(configuration: configuration, logger: logger)
         let subscriber = try Subscriber(
             endpoints: [endpoint], topics: Subscriber.topics(kinds: [.video, .faces], source: source))

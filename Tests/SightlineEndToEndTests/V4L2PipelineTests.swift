@@ -30,9 +30,9 @@ struct V4L2PipelineTests {
         camera.pixelFormat = .yuyv
         var configuration = PipelineConfiguration(source: .camera(path: "/dev/video0", options: camera))
         configuration.sourceID = "webcam"
-        configuration.publish = try Endpoint(publish)
-        configuration.video = .off
-        configuration.detect = [.barcodes]
+        configuration.bus.publishing = .bind(try Endpoint(publish))
+        configuration.video.mode = .off
+        configuration.detection.detectors = [.codes]
         return configuration
     }
 

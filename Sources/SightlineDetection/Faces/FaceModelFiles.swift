@@ -41,9 +41,25 @@ package struct FaceModelFiles: Sendable, Equatable {
 
     /// Both models, for identities: each must be there.
     package func recognitionModels() throws -> (FaceLandmarker, FaceRecognizer) {
+        (try landmarkerForIdentities(), try recognizer())
+    }
+
+    /// The landmark predictor, for identities: both models must be there.
+    package func landmarkerForIdentities() throws -> FaceLandmarker {
+        try requireRecognitionModels()
+        return try FaceLandmarker(modelPath: landmarksPath)
+    }
+
+    /// The recognition network, for identities: both models must be there. A value of its
+    /// own (not a pair with the landmarker), so it can be handed to the one thread that uses it.
+    package func recognizer() throws -> FaceRecognizer {
+        try requireRecognitionModels()
+        return try FaceRecognizer(modelPath: recognitionPath)
+    }
+
+    private func requireRecognitionModels() throws {
         for path in [landmarksPath, recognitionPath] where !FileManager.default.fileExists(atPath: path) {
             throw SightlineError.model(path: path, reason: "not found (identities need it)")
         }
-        return (try FaceLandmarker(modelPath: landmarksPath), try FaceRecognizer(modelPath: recognitionPath))
     }
 }

@@ -206,7 +206,7 @@ struct ServeFile {
         do {
             let options = try SourceOptions.parse(arguments)
             var source = try options.configuration()
-            source.pipeline?.allowRemote = services.bus.allowsRemote
+            source.pipeline?.bus.allowRemote = services.bus.allowsRemote
             services.sources.append(source)
             sourceLines.append((node, Dictionary(keys.map { ($0.key, $0.node) }, uniquingKeysWith: { $1 })))
         } catch {
