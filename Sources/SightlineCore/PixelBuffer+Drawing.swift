@@ -16,11 +16,27 @@ package struct YCbCrColour: Sendable, Equatable {
         cr = clamp(128 + 0.439 * red - 0.368 * green - 0.071 * blue)
     }
 
-    /// The console's face green (#00e050) and code amber (#ffb000).
-    package static let face = YCbCrColour(red: 0, green: 224, blue: 80)
-    package static let code = YCbCrColour(red: 255, green: 176, blue: 0)
     package static let black = YCbCrColour(y: 16, cb: 128, cr: 128)
     package static let white = YCbCrColour(y: 235, cb: 128, cr: 128)
+}
+
+/// A colour as 8-bit sRGB: how a kind of object is drawn, in the console's pages
+/// (`css`) and burned into pictures (`ycbcr`).
+package struct RGBColour: Sendable, Equatable {
+    package var red: UInt8
+    package var green: UInt8
+    package var blue: UInt8
+
+    package init(red: UInt8, green: UInt8, blue: UInt8) { (self.red, self.green, self.blue) = (red, green, blue) }
+
+    /// The console's face green and code amber.
+    package static let green = RGBColour(red: 0, green: 224, blue: 80)
+    package static let amber = RGBColour(red: 255, green: 176, blue: 0)
+
+    package var ycbcr: YCbCrColour { YCbCrColour(red: Double(red), green: Double(green), blue: Double(blue)) }
+
+    /// `#rrggbb`.
+    package var css: String { "#" + [red, green, blue].map { String(format: "%02x", $0) }.joined() }
 }
 
 /// Drawing into yuv420p pictures this code owns (decoded for a snapshot or a burn-in):

@@ -98,6 +98,28 @@ import Testing
         }
     }
 
+    /// The pages draw every kind from `kinds.js` and each object's `label`: a kind added in
+    /// one file shows without a change to the pages.
+    @Test func thePagesAreToldHowToDrawEachKind() async throws {
+        try await RunningConsole.with(configuration) { (console: RunningConsole) async throws in
+            let script = String(decoding: try await console.get("/static/kinds.js").body, as: UTF8.self)
+            #expect(
+                script == """
+                    sightline.kinds = [{"colour":"#00e050","name":"faces","objectName":"face","snapshots":true},\
+                    {"colour":"#ffb000","name":"codes","objectName":"code","snapshots":false}];
+
+                    """)
+            let metadata = try #require(
+                try await console.get("/api/recordings/\(name)/metadata").json as? [String: Any])
+            func labels(_ kind: String) -> Set<String> {
+                let groups = (metadata[kind] as? [[String: Any]]) ?? []
+                return Set(groups.flatMap { ($0["v"] as? [[String: Any]]) ?? [] }.compactMap { $0["label"] as? String })
+            }
+            #expect(labels("faces") == ["#1", "#2", "Ada Lovelace #2", "#3"])
+            #expect(labels("codes") == ["https://example.com/sightline"])
+        }
+    }
+
     @Test func theMovieIsServedWithRangeRequests() async throws {
         try await RunningConsole.with(configuration) { (console: RunningConsole) async throws in
             let bytes = try Data(contentsOf: URL(fileURLWithPath: directory.file(name)))

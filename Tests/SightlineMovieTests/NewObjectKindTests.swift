@@ -11,7 +11,8 @@ extension ObjectKind {
     static let people = ObjectKind(
         name: "people", objectName: "person", detection: "people", messageKind: .metadata,
         trackIdentifier: "mdta/com.example.people",
-        trackFormat: .client(identifier: "mdta/com.example.people", dataType: .utf8), colour: .code,
+        trackFormat: .client(identifier: "mdta/com.example.people", dataType: .utf8),
+        colour: RGBColour(red: 64, green: 160, blue: 255),
         record: { message in
             guard let items = try? message.metadata?.validated(),
                 let item = items.first(where: { $0.identifier == "mdta/com.example.people" })

@@ -69,11 +69,11 @@ struct ConsoleRouter {
     private func addRecordings(to router: Router<Context>) {
         router.get("/api/recordings") { _, _ in
             guard let library else { return try Self.json([RecordingSummary]()) }
-            return try Self.json(try await Self.offload { library.list() })
+            return try Self.json(try await Self.offload { library.list() }.map(\.json))
         }
         router.get("/api/recordings/:name") { _, context in
             let (library, name) = try recording(context)
-            return try Self.json(try await Self.offload { try library.summary(of: name) })
+            return try Self.json(try await Self.offload { try library.summary(of: name) }.json)
         }
         router.get("/api/recordings/:name/metadata") { _, context in
             let (library, name) = try recording(context)

@@ -1,8 +1,10 @@
 import Foundation
 import Hummingbird
+import SightlineMovie
 
-/// The pages, scripts and styles in `Pages/`, loaded once. Names are looked up in that
-/// fixed table, never on disk, so a request cannot reach another file.
+/// The pages, scripts and styles in `Pages/`, loaded once, and `kinds.js`, which tells the
+/// pages' script how to draw each kind of object. Names are looked up in that fixed table,
+/// never on disk, so a request cannot reach another file.
 enum Pages {
     static let files: [String: (type: String, bytes: [UInt8])] = {
         guard let directory = Bundle.module.url(forResource: "Pages", withExtension: nil),
@@ -20,8 +22,17 @@ enum Pages {
             else { continue }
             files[name] = (type, Array(data))
         }
+        files["kinds.js"] = (types["js"]!, kindsScript)
         return files
     }()
+
+    /// `sightline.kinds`: every kind's page description, in `ObjectKind.all`'s order.
+    private static var kindsScript: [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let json = (try? encoder.encode(ObjectKind.all.map(\.pageDescription))) ?? Data("[]".utf8)
+        return Array("sightline.kinds = \(String(decoding: json, as: UTF8.self));\n".utf8)
+    }
 
     static func response(_ name: String) throws -> Response {
         guard let file = files[name] else { throw HTTPError(.notFound) }

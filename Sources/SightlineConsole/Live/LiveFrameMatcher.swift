@@ -22,38 +22,42 @@ package struct LiveFrame: Sendable, Encodable {
     /// The objects of a kind; nil when the source does not detect it.
     package subscript(kind: ObjectKind) -> LiveDetections? { objects[kind.name] }
 
-    private struct Key: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(_ name: String) { stringValue = name }
-        init?(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
     /// Each kind's objects are a field of the frame named after the kind (docs/console.md).
     package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: Key.self)
-        try container.encode(source, forKey: Key("source"))
-        try container.encode(seq, forKey: Key("seq"))
-        try container.encode(time, forKey: Key("time"))
-        try container.encode(wallTimeNs, forKey: Key("wallTimeNs"))
-        try container.encode(width, forKey: Key("width"))
-        try container.encode(height, forKey: Key("height"))
+        var container = encoder.container(keyedBy: FieldName.self)
+        try container.encode(source, forKey: FieldName("source"))
+        try container.encode(seq, forKey: FieldName("seq"))
+        try container.encode(time, forKey: FieldName("time"))
+        try container.encode(wallTimeNs, forKey: FieldName("wallTimeNs"))
+        try container.encode(width, forKey: FieldName("width"))
+        try container.encode(height, forKey: FieldName("height"))
         for kind in ObjectKind.all {
-            try container.encodeIfPresent(objects[kind.name], forKey: Key(kind.name))
+            if let detections = objects[kind.name] {
+                try detections.encode(to: container.superEncoder(forKey: FieldName(kind.name)), kind: kind)
+            }
         }
-        try container.encode(jpeg, forKey: Key("jpeg"))
+        try container.encode(jpeg, forKey: FieldName("jpeg"))
     }
 }
 
 /// The objects drawn over a live frame.
-package struct LiveDetections: Sendable, Encodable, Equatable {
+package struct LiveDetections: Sendable, Equatable {
     /// Media time of the analysed frame the objects come from: the frame's own time, unless
     /// the detector skipped that frame (late) while objects were in view, in which case the
     /// last analysed frame's objects are held and `held` is true.
     package var time: Double?
     package var held: Bool
     package var objects: [DrawnObject]
+
+    private enum Key: String, CodingKey { case time, held, objects }
+
+    /// Its JSON, the objects labelled as their kind labels them.
+    func encode(to encoder: any Encoder, kind: ObjectKind) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encodeIfPresent(time, forKey: .time)
+        try container.encode(held, forKey: .held)
+        try container.encode(kind.labelled(objects), forKey: .objects)
+    }
 }
 
 /// The objects one detector published, newest last, and how late they arrive: enough to

@@ -32,8 +32,11 @@ sightline.bytes = function (n) {
 
 const SVG = "http://www.w3.org/2000/svg";
 
-// Draws one <rect> per object over a frame of width x height pixels: faces (data-face-id)
-// and codes (data-code-id), each with its normalised bounds in data-bounds="x y w h".
+// Draws one <rect> per object over a frame of width x height pixels, for groups of
+// { kind, objects, held }, where kind is one of sightline.kinds (kinds.js): each rect has
+// the kind's object name as its class and colour, its ID in data-<object name>-id
+// (data-face-id, data-code-id) and its normalised bounds in data-bounds="x y w h"; the
+// kind's label (a face's name and ID, a code's text) is written above it.
 sightline.drawObjects = function (svg, width, height, groups) {
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
   svg.setAttribute("preserveAspectRatio", "none");
@@ -41,25 +44,28 @@ sightline.drawObjects = function (svg, width, height, groups) {
   for (const { kind, objects, held } of groups) {
     for (const object of objects || []) {
       const [x, y, w, h] = object.bounds;
+      const label = object.label || `${kind.objectName} ${object.id}`;
       const rect = document.createElementNS(SVG, "rect");
-      rect.setAttribute("class", kind + (held ? " held" : ""));
+      rect.setAttribute("class", kind.objectName + (held ? " held" : ""));
+      rect.style.stroke = kind.colour;
       rect.setAttribute("x", x * width);
       rect.setAttribute("y", y * height);
       rect.setAttribute("width", w * width);
       rect.setAttribute("height", h * height);
-      rect.setAttribute(kind === "face" ? "data-face-id" : "data-code-id", object.id);
+      rect.setAttribute(`data-${kind.objectName}-id`, object.id);
       if (object.name) rect.setAttribute("data-name", object.name);
       rect.setAttribute("data-bounds", object.bounds.join(" "));
       const title = document.createElementNS(SVG, "title");
-      title.textContent = kind === "face" ? `face ${object.id}${object.name ? " " + object.name : ""}` : `${object.type || "code"} ${object.text || ""}`;
+      title.textContent = `${object.type || kind.objectName} ${object.id}: ${label}`;
       rect.appendChild(title);
       svg.appendChild(rect);
-      const label = document.createElementNS(SVG, "text");
-      label.setAttribute("class", kind);
-      label.setAttribute("x", x * width + 2);
-      label.setAttribute("y", Math.max(14, y * height - 4));
-      label.textContent = kind === "face" ? (object.name ? `${object.name} #${object.id}` : `#${object.id}`) : object.text || `code ${object.id}`;
-      svg.appendChild(label);
+      const text = document.createElementNS(SVG, "text");
+      text.setAttribute("class", kind.objectName);
+      text.style.fill = kind.colour;
+      text.setAttribute("x", x * width + 2);
+      text.setAttribute("y", Math.max(14, y * height - 4));
+      text.textContent = label;
+      svg.appendChild(text);
     }
   }
 };

@@ -80,13 +80,6 @@ struct PlayerMetadata: Encodable, Sendable {
         case name, duration, fragmented, video, tracks, location, orientation, objects
     }
 
-    private struct KindKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
     /// Each object kind's groups are a field named after the kind (docs/console.md).
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Key.self)
@@ -98,9 +91,10 @@ struct PlayerMetadata: Encodable, Sendable {
         try container.encode(location, forKey: .location)
         try container.encode(orientation, forKey: .orientation)
         try container.encode(objects, forKey: .objects)
-        var kinds = encoder.container(keyedBy: KindKey.self)
+        var kinds = encoder.container(keyedBy: FieldName.self)
         for kind in ObjectKind.all {
-            try kinds.encode(groups[kind.name] ?? [], forKey: KindKey(stringValue: kind.name))
+            let labelled = (groups[kind.name] ?? []).map { Group(t: $0.t, d: $0.d, v: $0.v.map(kind.labelled)) }
+            try kinds.encode(labelled, forKey: FieldName(kind.name))
         }
     }
 

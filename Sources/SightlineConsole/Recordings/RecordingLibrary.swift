@@ -22,7 +22,7 @@ package enum RecordingError: Error, Equatable, CustomStringConvertible {
 }
 
 /// One recording as `/recordings` lists it.
-package struct RecordingSummary: Sendable, Codable, Equatable {
+package struct RecordingSummary: Sendable, Encodable, Equatable {
     package var name: String
     package var directory: String
     /// UTC start, from the recorder's file name (`<source>-<yyyyMMdd'T'HHmmss'Z'>.mov`), else
@@ -33,15 +33,24 @@ package struct RecordingSummary: Sendable, Codable, Equatable {
     /// Tracks by what they hold: `video`, `faces`, `codes`, `location`, `orientation`, or a
     /// client's identifier.
     package var tracks: [String]
-    /// Distinct face and code IDs.
-    package var faces: Int
-    package var codes: Int
+    /// Distinct IDs of each object kind, by the kind's name (`faces`, `codes`).
+    package var objects: [String: Int] = [:]
     /// Still being written (fragmented and changed in the last 30 s), or cut off by a crash
     /// (fragmented, older): it plays up to its last complete fragment.
     package var inProgress: Bool
     package var fragmented: Bool
     /// Why the file cannot be read, when it cannot; the other fields are then empty.
     package var error: String?
+
+    private enum CodingKeys: String, CodingKey {
+        case name, directory, start, duration, size, tracks, inProgress, fragmented, error
+    }
+
+    /// Its JSON: its fields, and each kind's count as a field named after the kind
+    /// (docs/console.md).
+    var json: WithKindFields<Self> {
+        WithKindFields(value: self, fields: ObjectKind.all.map { ($0.name, objects[$0.name] ?? 0) })
+    }
 }
 
 /// The recordings the console serves: the `.mov` and `.mp4` files directly inside its
@@ -162,13 +171,14 @@ package final class RecordingLibrary: Sendable {
         if let cached = cache.withLock({ $0[path] }), cached.stamp == stamp { return cached.summary }
         var summary = RecordingSummary(
             name: name, directory: directory, start: stamp.modified, duration: 0, size: stamp.size, tracks: [],
-            faces: 0, codes: 0, inProgress: false, fragmented: false)
+            inProgress: false, fragmented: false)
         do {
             let metadata = try metadata(path: path, name: name, stamp: stamp).player
             summary.duration = metadata.duration
             summary.tracks = metadata.tracks.map(\.kind)
-            summary.faces = Set(metadata.objects.filter { $0.kind == "face" }.map(\.id)).count
-            summary.codes = Set(metadata.objects.filter { $0.kind == "code" }.map(\.id)).count
+            for kind in ObjectKind.all {
+                summary.objects[kind.name] = Set(metadata.objects.filter { $0.kind == kind.objectName }.map(\.id)).count
+            }
             summary.fragmented = metadata.fragmented
             summary.inProgress = metadata.fragmented && Date().timeIntervalSince1970 - stamp.modified < 30
             summary.start = Self.startTime(fromName: name) ?? stamp.modified - metadata.duration

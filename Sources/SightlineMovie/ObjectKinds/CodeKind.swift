@@ -8,7 +8,7 @@ extension ObjectKind {
     package static let codes = ObjectKind(
         name: "codes", objectName: "code", detection: "barcodes", messageKind: .codes,
         trackIdentifier: MetadataIdentifier.detectedMachineReadableCodes, trackFormat: .detectedMachineReadableCodes,
-        colour: .code,
+        colour: .amber,
         record: { message in
             guard let codes = message.codes, let json = try? encoder.encode(codes.map(MachineReadableCodeRecord.init))
             else { return nil }

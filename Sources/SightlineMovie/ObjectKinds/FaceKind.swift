@@ -7,7 +7,8 @@ extension ObjectKind {
     package static let faces = ObjectKind(
         name: "faces", objectName: "face", detection: "faces", messageKind: .faces,
         trackIdentifier: MetadataIdentifier.detectedFace, trackFormat: .detectedFaces, recordedFromStart: true,
-        extraFields: (detection: "identities", trackFormat: .detectedFacesWithIdentities), colour: .face,
+        extraFields: (detection: "identities", trackFormat: .detectedFacesWithIdentities), colour: .green,
+        snapshotsAppearances: true,
         record: { message in
             message.faces.map { faces in
                 RecordedObjects(

@@ -25,8 +25,10 @@ package struct ObjectKind: Sendable {
     /// Fields a source can add to the kind's objects, announced in its status by name (a
     /// gallery's names of faces), and the track format that declares them.
     package let extraFields: (detection: String, trackFormat: MetadataTrackFormat)?
-    /// The colour of its boxes in burn-in and snapshots.
-    package let colour: YCbCrColour
+    /// The colour of its boxes and labels, in the console's pages, burn-in and snapshots.
+    package let colour: RGBColour
+    /// Whether the player shows a snapshot of each of its objects as it appears (faces).
+    package let snapshotsAppearances: Bool
     private let recordItems: @Sendable (Message) -> RecordedObjects?
     private let drawMessage: @Sendable (Message) -> [DrawnObject]?
     private let drawItem: @Sendable (MetadataItem) -> [DrawnObject]?
@@ -43,7 +45,8 @@ package struct ObjectKind: Sendable {
     package init(
         name: String, objectName: String, detection: String, messageKind: MessageKind, trackIdentifier: String,
         trackFormat: MetadataTrackFormat, recordedFromStart: Bool = false,
-        extraFields: (detection: String, trackFormat: MetadataTrackFormat)? = nil, colour: YCbCrColour,
+        extraFields: (detection: String, trackFormat: MetadataTrackFormat)? = nil, colour: RGBColour,
+        snapshotsAppearances: Bool = false,
         record: @escaping @Sendable (Message) -> RecordedObjects?,
         drawMessage: @escaping @Sendable (Message) -> [DrawnObject]?,
         drawItem: @escaping @Sendable (MetadataItem) -> [DrawnObject]?,
@@ -58,6 +61,7 @@ package struct ObjectKind: Sendable {
         self.recordedFromStart = recordedFromStart
         self.extraFields = extraFields
         self.colour = colour
+        self.snapshotsAppearances = snapshotsAppearances
         self.recordItems = record
         self.drawMessage = drawMessage
         self.drawItem = drawItem
@@ -94,6 +98,44 @@ package struct ObjectKind: Sendable {
     /// not of this kind.
     package func drawn(_ item: MetadataItem) -> [DrawnObject]? { drawItem(item) }
 
-    /// The text burned in above an object.
+    /// The text shown above an object's box.
     package func label(_ object: DrawnObject) -> String { labelObject(object) }
+
+    /// Objects of this kind as the console's pages get them: each with its `label`.
+    package func labelled(_ objects: [DrawnObject]) -> LabelledObjects {
+        LabelledObjects(objects: objects, kind: self)
+    }
+
+    /// Objects as JSON, each with the label its kind gives it.
+    package struct LabelledObjects: Encodable, Sendable {
+        let objects: [DrawnObject]
+        let kind: ObjectKind
+
+        private enum LabelKey: String, CodingKey { case label }
+
+        /// Each object's own fields, and its label beside them.
+        package func encode(to encoder: any Encoder) throws {
+            var list = encoder.unkeyedContainer()
+            for object in objects {
+                let element = list.superEncoder()
+                try object.encode(to: element)
+                var label = element.container(keyedBy: LabelKey.self)
+                try label.encode(kind.label(object), forKey: .label)
+            }
+        }
+    }
+
+    /// What the console's pages need to draw the kind, as their script reads it
+    /// (`sightline.kinds`): its name, what one object is called, its colour, and whether the
+    /// player shows a snapshot of each object as it appears.
+    package struct PageDescription: Encodable, Sendable {
+        var name: String
+        var objectName: String
+        var colour: String
+        var snapshots: Bool
+    }
+
+    package var pageDescription: PageDescription {
+        PageDescription(name: name, objectName: objectName, colour: colour.css, snapshots: snapshotsAppearances)
+    }
 }
