@@ -47,7 +47,7 @@ package final class MediaFileSource: FrameSource {
     /// Called on the capture thread with each compressed video packet, before it is
     /// decoded, when the video is H.264: for recording without re-encoding. Set it before
     /// the session starts.
-    package var onCompressedPacket: (@Sendable (EncodedVideoPacket) -> Void)?
+    package var onCompressedPacket: (@Sendable (VideoAccessUnit) -> Void)?
     /// Called on the capture thread with each AAC frame of the source's audio (see
     /// `input.audio`), in order. Set it before the session starts; without it the audio is
     /// neither decoded nor encoded.
@@ -296,7 +296,7 @@ package final class MediaFileSource: FrameSource {
     }
 
     /// The packet as Annex B, with the parameter sets in front of a key frame that lacks them.
-    private func compressed(_ packet: UnsafeMutablePointer<AVPacket>, _ parameterSets: [UInt8]) -> EncodedVideoPacket {
+    private func compressed(_ packet: UnsafeMutablePointer<AVPacket>, _ parameterSets: [UInt8]) -> VideoAccessUnit {
         let bytes = Array(UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
         var units =
             nalLengthSize.flatMap { H264.nalUnits(lengthPrefixed: bytes, lengthSize: $0) }
@@ -308,8 +308,8 @@ package final class MediaFileSource: FrameSource {
         let nopts = cffmpeg_nopts()
         let dts = (packet.pointee.dts != nopts ? packet.pointee.dts : packet.pointee.pts) + loopOffset
         let pts = (packet.pointee.pts != nopts ? packet.pointee.pts : packet.pointee.dts) + loopOffset
-        return EncodedVideoPacket(
-            data: H264.annexB(units), presentationTime: mediaTime(pts), decodeTime: mediaTime(dts),
+        return VideoAccessUnit(
+            nalUnits: units, presentationTime: mediaTime(pts), decodeTime: mediaTime(dts),
             duration: packet.pointee.duration > 0 ? mediaTime(packet.pointee.duration) : nil, isKeyFrame: isKey)
     }
 

@@ -1,26 +1,6 @@
 import CFFmpeg
 import SightlineCore
 
-/// One H.264 access unit, Annex B, as an encoder or a source's demuxer produced it.
-package struct EncodedVideoPacket: Sendable {
-    /// Annex B; key frames carry their SPS and PPS in-band.
-    package var data: [UInt8]
-    package var presentationTime: MediaTime
-    package var decodeTime: MediaTime
-    package var duration: MediaTime?
-    package var isKeyFrame: Bool
-
-    package init(
-        data: [UInt8], presentationTime: MediaTime, decodeTime: MediaTime, duration: MediaTime?, isKeyFrame: Bool
-    ) {
-        self.data = data
-        self.presentationTime = presentationTime
-        self.decodeTime = decodeTime
-        self.duration = duration
-        self.isKeyFrame = isKeyFrame
-    }
-}
-
 /// Encodes frames to H.264 with libx264 through libavcodec. Tuned for low latency by
 /// default: no B-frames and no look-ahead, so each frame comes out as it goes in.
 ///
@@ -97,7 +77,7 @@ package final class VideoEncoder {
 
     /// Encodes one frame and returns what the encoder has ready (one packet with the
     /// default tuning).
-    package func encode(_ input: VideoFrame) throws -> [EncodedVideoPacket] {
+    package func encode(_ input: VideoFrame) throws -> [VideoAccessUnit] {
         guard let context, let frame else { return [] }
         guard input.pixels.width == width, input.pixels.height == height else {
             throw SightlineError.sourceFailed(
@@ -122,15 +102,15 @@ package final class VideoEncoder {
     }
 
     /// Drains the encoder at the end of the stream.
-    package func flush() throws -> [EncodedVideoPacket] {
+    package func flush() throws -> [VideoAccessUnit] {
         guard let context else { return [] }
         avcodec_send_frame(context, nil)
         return try receivePackets()
     }
 
-    private func receivePackets() throws -> [EncodedVideoPacket] {
+    private func receivePackets() throws -> [VideoAccessUnit] {
         guard let context, let packet else { return [] }
-        var packets: [EncodedVideoPacket] = []
+        var packets: [VideoAccessUnit] = []
         while true {
             let received = avcodec_receive_packet(context, packet)
             if received == cffmpeg_averror_eagain() || received == cffmpeg_averror_eof() { break }
@@ -141,8 +121,8 @@ package final class VideoEncoder {
             let pts = packet.pointee.pts
             let dts = packet.pointee.dts == cffmpeg_nopts() ? pts : packet.pointee.dts
             packets.append(
-                EncodedVideoPacket(
-                    data: Array(UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size))),
+                VideoAccessUnit(
+                    annexB: Array(UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size))),
                     presentationTime: MediaTime(value: pts, timescale: timescale),
                     decodeTime: MediaTime(value: dts, timescale: timescale),
                     duration: durations.removeValue(forKey: pts),

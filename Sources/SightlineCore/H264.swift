@@ -67,29 +67,6 @@ package enum H264 {
         return bytes
     }
 
-    /// One access unit (a frame's NAL units), split from Annex B once: what the bus carries
-    /// and the movie writer stores, without splitting it again on the way.
-    package struct AccessUnit: Sendable {
-        package let units: [ArraySlice<UInt8>]
-
-        package init(annexB bytes: [UInt8]) { units = H264.nalUnits(annexB: bytes) }
-
-        /// Its SPS and PPS, which a key frame carries in-band.
-        package var parameterSets: [ArraySlice<UInt8>] {
-            units.filter { [H264.sequenceParameterSet, H264.pictureParameterSet].contains(H264.type(of: $0)) }
-        }
-
-        /// As a movie stores it: 4-byte length prefixes, without the parameter sets (the
-        /// track's `avcC` has them) and delimiters.
-        package var sampleData: [UInt8] {
-            H264.lengthPrefixed(
-                units.filter {
-                    ![H264.sequenceParameterSet, H264.pictureParameterSet, H264.accessUnitDelimiter].contains(
-                        H264.type(of: $0))
-                })
-        }
-    }
-
     /// The SPS and PPS units of an `avcC` record, and its NAL length size.
     package static func parameterSets(avcC record: [UInt8]) -> (units: [ArraySlice<UInt8>], lengthSize: Int)? {
         guard record.count >= 7, record[0] == 1 else { return nil }

@@ -126,14 +126,10 @@ package enum BurnIn {
             return encoder
         }
 
-        private func write(_ packets: [EncodedVideoPacket]) throws {
+        private func write(_ packets: [VideoAccessUnit]) throws {
             for packet in packets {
-                let accessUnit = H264.AccessUnit(annexB: packet.data)
-                let writer = try self.writer ?? makeWriter(parameterSets: accessUnit.parameterSets)
-                try writer.append(
-                    VideoSample(
-                        accessUnit, decodeTime: packet.decodeTime, presentationTime: packet.presentationTime,
-                        duration: packet.duration, isSync: packet.isKeyFrame))
+                let writer = try self.writer ?? makeWriter(parameterSets: packet.parameterSets)
+                try writer.append(packet)
             }
         }
 
@@ -256,10 +252,11 @@ struct OverlayPainter {
     func draw(_ script: OverlayScript, at seconds: Double, on picture: PixelBuffer) {
         let orientation = script.orientation(at: seconds)
         for (kind, spans) in script.objects {
+            let colour = kind.colour.ycbcr
             for object in OverlayScript.value(spans, at: seconds) ?? [] {
                 let rect = object.rect.oriented(orientation)
-                picture.strokeRect(rect, colour: kind.colour, thickness: thickness)
-                label(kind.label(object), above: rect, colour: kind.colour, on: picture)
+                picture.strokeRect(rect, colour: colour, thickness: thickness)
+                label(kind.label(object), above: rect, colour: colour, on: picture)
             }
         }
         if let position = OverlayScript.value(script.positions, at: seconds) {

@@ -114,11 +114,12 @@ package enum ClipTrimmer {
             for (count, index) in indices.enumerated() {
                 let sample = source.video.samples[index]
                 try writer.append(
-                    VideoSample(
-                        data: try source.movie.readSample(sample),
+                    VideoAccessUnit(
+                        storedSample: try source.movie.readSample(sample),
                         decodeTime: MediaTime(value: source.decodeTimes[index], timescale: timescale),
                         presentationTime: MediaTime(value: source.presentationTimes[index], timescale: timescale),
-                        duration: MediaTime(value: Int64(sample.duration), timescale: timescale), isSync: sample.isSync)
+                        duration: MediaTime(value: Int64(sample.duration), timescale: timescale),
+                        isKeyFrame: sample.isSync)
                 )
                 if let progress, ContinuousClock.now - last > .milliseconds(200) {
                     last = .now

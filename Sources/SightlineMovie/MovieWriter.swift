@@ -105,9 +105,11 @@ package final class MovieWriter {
         if configuration.syncEachFragment { try file.sync() }
     }
 
-    /// Appends one access unit, in decode order.
-    package func append(_ sample: VideoSample) throws {
+    /// Appends one access unit, in decode order, as its sample (length-prefixed, its
+    /// parameter sets in the track's `avcC`).
+    package func append(_ sample: VideoAccessUnit) throws {
         try checkWriting()
+        let data = sample.sampleData
         let decodeTime = sample.decodeTime.converted(to: timescale).value
         let presentationTime = sample.presentationTime.converted(to: timescale).value
         if let last = lastDecodeTime, decodeTime <= last {
@@ -117,11 +119,11 @@ package final class MovieWriter {
         guard presentationTime >= decodeTime else {
             throw MovieError.invalidInput("video presentation time \(sample.presentationTime) precedes its decode time")
         }
-        guard !sample.data.isEmpty, sample.data.count <= UInt32.max else {
-            throw MovieError.invalidInput("a video sample of \(sample.data.count) bytes cannot be written")
+        guard !data.isEmpty, data.count <= UInt32.max else {
+            throw MovieError.invalidInput("a video sample of \(data.count) bytes cannot be written")
         }
         if origin == nil {
-            guard sample.isSync else { throw MovieError.invalidInput("the first video sample must be a key frame") }
+            guard sample.isKeyFrame else { throw MovieError.invalidInput("the first video sample must be a key frame") }
             let shown = configuration.presentationRange?.lowerBound.converted(to: timescale).value ?? presentationTime
             guard shown >= presentationTime else {
                 throw MovieError.invalidInput("the clip starts before its first key frame")
@@ -141,15 +143,15 @@ package final class MovieWriter {
         }
         // A classic movie is written in the same steps, without fragment headers, so memory stays bounded.
         let interval = configuration.fragmentInterval ?? MediaTime(value: 2, timescale: 1)
-        if sample.isSync, !pending.isEmpty, decodeTime - fragmentStart >= interval.converted(to: timescale).value {
+        if sample.isKeyFrame, !pending.isEmpty, decodeTime - fragmentStart >= interval.converted(to: timescale).value {
             try cut(metadataUntil: presentationTime, passthroughUntil: presentationTime)
             fragmentStart = decodeTime
         }
         let duration = sample.duration.map { $0.converted(to: timescale).value }
         pending.append(
             PendingVideo(
-                data: sample.data, decodeTime: decodeTime, presentationTime: presentationTime, duration: duration,
-                isSync: sample.isSync))
+                data: data, decodeTime: decodeTime, presentationTime: presentationTime, duration: duration,
+                isSync: sample.isKeyFrame))
         lastDecodeTime = decodeTime
     }
 

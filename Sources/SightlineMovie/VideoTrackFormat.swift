@@ -72,34 +72,3 @@ package struct VideoTrackFormat: Sendable, Hashable {
         }
     }
 }
-
-/// One H.264 access unit for `MovieWriter`.
-package struct VideoSample: Sendable {
-    /// Length-prefixed NAL units (`init(_:…)` takes an access unit split from Annex B).
-    package var data: [UInt8]
-    package var decodeTime: MediaTime
-    package var presentationTime: MediaTime
-    /// Needed only for the last sample; others last until the next one's decode time.
-    package var duration: MediaTime?
-    package var isSync: Bool
-
-    package init(
-        data: [UInt8], decodeTime: MediaTime, presentationTime: MediaTime, duration: MediaTime? = nil, isSync: Bool
-    ) {
-        self.data = data
-        self.decodeTime = decodeTime
-        self.presentationTime = presentationTime
-        self.duration = duration
-        self.isSync = isSync
-    }
-
-    /// From an access unit already split, without its parameter sets and delimiters.
-    package init(
-        _ accessUnit: H264.AccessUnit, decodeTime: MediaTime, presentationTime: MediaTime, duration: MediaTime? = nil,
-        isSync: Bool
-    ) {
-        self.init(
-            data: accessUnit.sampleData, decodeTime: decodeTime, presentationTime: presentationTime,
-            duration: duration, isSync: isSync)
-    }
-}

@@ -102,19 +102,17 @@ package final class VideoPublishing: FrameDataOutputDelegate, Sendable {
     }
 
     /// Publishes a packet the source demuxed. On the capture thread.
-    package func publishCompressed(_ packet: EncodedVideoPacket, width: Int, height: Int) {
+    package func publishCompressed(_ packet: VideoAccessUnit, width: Int, height: Int) {
         guard demand.wanted().publish else { return }
         send(packet, wallTimeNs: WallClock.nowNanoseconds(), width: width, height: height)
     }
 
-    private func send(_ packet: EncodedVideoPacket, wallTimeNs: UInt64, width: Int, height: Int) {
+    private func send(_ packet: VideoAccessUnit, wallTimeNs: UInt64, width: Int, height: Int) {
         publisher.publish(
             Message(
                 kind: .video, source: sourceID, time: packet.presentationTime, wallTimeNs: wallTimeNs,
-                video: VideoPacketInfo(
-                    keyFrame: packet.isKeyFrame, decodeTime: packet.decodeTime, duration: packet.duration, width: width,
-                    height: height)),
-            payload: packet.data)
+                video: packet.info(width: width, height: height)),
+            payload: packet.annexB)
         state.withLock { $0.packets += 1 }
     }
 }

@@ -61,7 +61,7 @@ package final class Recorder {
     /// Which frames are written, where files start, pauses and back-off.
     private var decisions: VideoDecisions
     /// Video waiting out the metadata delay; a key frame that starts a file says which.
-    private var delayed: [(sample: VideoSample, startsFile: RecordingFile.Start?)] = []
+    private var delayed: [(frame: VideoAccessUnit, startsFile: RecordingFile.Start?)] = []
     private var newestVideoTime: MediaTime?
     /// Presentation time up to which video has been handed to the writer.
     private var writtenUntil: MediaTime?
@@ -146,8 +146,8 @@ package final class Recorder {
         else {
             return drop("malformed", log: "a video message is not an H.264 access unit with a time")
         }
-        let accessUnit = H264.AccessUnit(annexB: payload)  // split once, here
-        guard !accessUnit.units.isEmpty else {
+        let accessUnit = VideoAccessUnit(info, time: time, payload: payload)  // split once, here
+        guard !accessUnit.nalUnits.isEmpty else {
             return drop("malformed", log: "a video message holds no H.264 NAL unit")
         }
         // Only a key frame or a missing file makes the delay's successor count: no scan of it
@@ -177,12 +177,7 @@ package final class Recorder {
                 parameterSets: frame.parameterSets, width: info.width, height: info.height,
                 wallTimeNs: message.wallTimeNs)
         }
-        delayed.append(
-            (
-                VideoSample(
-                    accessUnit, decodeTime: info.decodeTime, presentationTime: time, duration: info.duration,
-                    isSync: info.keyFrame), startsFile
-            ))
+        delayed.append((accessUnit, startsFile))
         newestVideoTime = max(newestVideoTime ?? time, time)
         flushVideo(until: time - configuration.metadataDelay)
     }
@@ -240,7 +235,7 @@ package final class Recorder {
 
     /// Drops the waiting frames up to the next key frame, and waits for one if none waits.
     private func dropUntilKeyFrame() {
-        while let first = delayed.first, !first.sample.isSync, first.startsFile == nil {
+        while let first = delayed.first, !first.frame.isKeyFrame, first.startsFile == nil {
             delayed.removeFirst()
             drop("malformed")
         }

@@ -65,7 +65,7 @@ final class RecordingFile {
     }
 
     /// Appends a frame; true when that synced a fragment (what a crash can no longer take).
-    func append(_ sample: VideoSample) throws -> Bool {
+    func append(_ sample: VideoAccessUnit) throws -> Bool {
         let synced = writer.videoSamplesWritten
         try writer.append(sample)
         framesAppended += 1

@@ -111,9 +111,9 @@ package struct SampleRecording {
                 nextFrame += 1
             }
             try writer.append(
-                VideoSample(
-                    data: packet.data, decodeTime: packet.decodeTime, presentationTime: packet.presentationTime,
-                    duration: packet.duration, isSync: packet.isKeyFrame))
+                VideoAccessUnit(
+                    storedSample: packet.data, decodeTime: packet.decodeTime, presentationTime: packet.presentationTime,
+                    duration: packet.duration, isKeyFrame: packet.isKeyFrame))
         }
         if finish { try writer.finish() }
         return writer

@@ -136,10 +136,10 @@ enum BenchMedia {
                 }
                 try writer.append(TimedMetadataGroup(time: time, items: [.detectedFaces(faces)]), toMetadataTrack: 0)
                 try writer.append(
-                    VideoSample(
-                        data: packet.data, decodeTime: packet.decodeTime + shift, presentationTime: time,
+                    VideoAccessUnit(
+                        storedSample: packet.data, decodeTime: packet.decodeTime + shift, presentationTime: time,
                         duration: packet.duration,
-                        isSync: packet.isKeyFrame))
+                        isKeyFrame: packet.isKeyFrame))
             }
         }
         try writer.finish()

@@ -43,9 +43,9 @@ import Testing
                     toMetadataTrack: 1)
             }
             try writer.append(
-                VideoSample(
-                    data: [0, 0, 0, 4, frame % 4 == 0 ? 0x65 : 0x41, 1, 2, UInt8(frame)], decodeTime: time,
-                    presentationTime: time, isSync: frame % 4 == 0))
+                VideoAccessUnit(
+                    storedSample: [0, 0, 0, 4, frame % 4 == 0 ? 0x65 : 0x41, 1, 2, UInt8(frame)], decodeTime: time,
+                    presentationTime: time, isKeyFrame: frame % 4 == 0))
         }
         if finish { try writer.finish() }
     }
@@ -161,9 +161,9 @@ import Testing
                 ]),
             toMetadataTrack: 0)
         try writer.append(
-            VideoSample(
-                data: [0, 0, 0, 1, 0x65], decodeTime: .zero, presentationTime: .zero,
-                duration: MediaTime(value: 20, timescale: 600), isSync: true))
+            VideoAccessUnit(
+                storedSample: [0, 0, 0, 1, 0x65], decodeTime: .zero, presentationTime: .zero,
+                duration: MediaTime(value: 20, timescale: 600), isKeyFrame: true))
         try writer.finish()
         let groups = try MovieReader(path: path).metadataGroups(track: 2)
         var depth = 0

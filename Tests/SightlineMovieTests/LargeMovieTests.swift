@@ -38,7 +38,8 @@ struct LargeMovieTests {
             try writer.append(TimedMetadataGroup(time: time, items: [.detectedFaces([face])]), toMetadataTrack: 0)
             let data = frame < Self.bigFrames ? big : [0, 0, 0, 2, 0x41, 0]
             try writer.append(
-                VideoSample(data: data, decodeTime: time, presentationTime: time, isSync: frame % 10 == 0))
+                VideoAccessUnit(
+                    storedSample: data, decodeTime: time, presentationTime: time, isKeyFrame: frame % 10 == 0))
         }
         if finish { try writer.finish() }
     }

@@ -73,9 +73,9 @@ import Testing
                     MetadataItem(identifier: "mdta/com.example.short", dataType: .raw, value: .data([4, 5, 6])),
                 ]), toMetadataTrack: 0)
         try writer.append(
-            VideoSample(
-                data: [0, 0, 0, 1, 0x65], decodeTime: .zero, presentationTime: .zero,
-                duration: MediaTime(value: 20, timescale: 600), isSync: true))
+            VideoAccessUnit(
+                storedSample: [0, 0, 0, 1, 0x65], decodeTime: .zero, presentationTime: .zero,
+                duration: MediaTime(value: 20, timescale: 600), isKeyFrame: true))
         try writer.finish()
         let movie = try MovieReader(path: path)
         #expect(

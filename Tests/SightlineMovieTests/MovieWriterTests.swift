@@ -150,9 +150,9 @@ import Testing
             ),
             toMetadataTrack: 1)
         try writer.append(
-            VideoSample(
-                data: first.data, decodeTime: first.decodeTime, presentationTime: first.presentationTime,
-                duration: first.duration, isSync: true))
+            VideoAccessUnit(
+                storedSample: first.data, decodeTime: first.decodeTime, presentationTime: first.presentationTime,
+                duration: first.duration, isKeyFrame: true))
         try writer.finish()
 
         let movie = try MovieReader(path: path)
@@ -243,9 +243,9 @@ import Testing
             ), toMetadataTrack: values.count + 1)
         for packet in recording.packets.prefix(30) {
             try writer.append(
-                VideoSample(
-                    data: packet.data, decodeTime: packet.decodeTime, presentationTime: packet.presentationTime,
-                    duration: packet.duration, isSync: packet.isKeyFrame))
+                VideoAccessUnit(
+                    storedSample: packet.data, decodeTime: packet.decodeTime, presentationTime: packet.presentationTime,
+                    duration: packet.duration, isKeyFrame: packet.isKeyFrame))
         }
         try writer.finish()
 
@@ -291,10 +291,10 @@ import Testing
         for (index, packet) in recording.packets.enumerated() {
             let shift = index >= gapAt ? second : .zero
             try writer.append(
-                VideoSample(
-                    data: packet.data, decodeTime: packet.decodeTime + shift,
+                VideoAccessUnit(
+                    storedSample: packet.data, decodeTime: packet.decodeTime + shift,
                     presentationTime: packet.presentationTime + shift, duration: MediaTime(value: 1, timescale: 30),
-                    isSync: packet.isKeyFrame))
+                    isKeyFrame: packet.isKeyFrame))
         }
         try writer.finish()
         let video = try MovieReader(path: path).tracks[0]
@@ -317,19 +317,20 @@ import Testing
         let second = recording.packets[1]
         #expect(throws: MovieError.invalidInput("the first video sample must be a key frame")) {
             try writer.append(
-                VideoSample(
-                    data: second.data, decodeTime: second.decodeTime, presentationTime: second.presentationTime,
-                    isSync: false))
+                VideoAccessUnit(
+                    storedSample: second.data, decodeTime: second.decodeTime, presentationTime: second.presentationTime,
+                    isKeyFrame: false))
         }
         let first = recording.packets[0]
         try writer.append(
-            VideoSample(
-                data: first.data, decodeTime: first.decodeTime, presentationTime: first.presentationTime, isSync: true))
+            VideoAccessUnit(
+                storedSample: first.data, decodeTime: first.decodeTime, presentationTime: first.presentationTime,
+                isKeyFrame: true))
         #expect(throws: MovieError.self) {
             try writer.append(
-                VideoSample(
-                    data: first.data, decodeTime: first.decodeTime, presentationTime: first.presentationTime,
-                    isSync: true))
+                VideoAccessUnit(
+                    storedSample: first.data, decodeTime: first.decodeTime, presentationTime: first.presentationTime,
+                    isKeyFrame: true))
         }
         #expect(throws: MovieError.invalidInput("the track has no key 'mdta/com.example.nope'")) {
             try writer.append(
@@ -349,9 +350,9 @@ import Testing
         try writer.finish()
         #expect(throws: MovieError.writerClosed(path: directory.file("refuse.mov"))) {
             try writer.append(
-                VideoSample(
-                    data: first.data, decodeTime: second.decodeTime, presentationTime: second.presentationTime,
-                    isSync: true))
+                VideoAccessUnit(
+                    storedSample: first.data, decodeTime: second.decodeTime, presentationTime: second.presentationTime,
+                    isKeyFrame: true))
         }
         do {
             _ = try MovieWriter(path: "/nonexistent/dir/x.mov", video: recording.format)
@@ -366,9 +367,9 @@ import Testing
             path: directory.file("late.mov"), video: recording.format, metadataTracks: [.detectedFaces])
         for packet in recording.packets.prefix(90) {
             try writer.append(
-                VideoSample(
-                    data: packet.data, decodeTime: packet.decodeTime, presentationTime: packet.presentationTime,
-                    isSync: packet.isKeyFrame))
+                VideoAccessUnit(
+                    storedSample: packet.data, decodeTime: packet.decodeTime, presentationTime: packet.presentationTime,
+                    isKeyFrame: packet.isKeyFrame))
         }
         #expect(writer.fragmentsWritten >= 1)
         #expect(
