@@ -345,7 +345,7 @@ package final class AnalysisPipeline: Service, Sendable {
     /// cancelled.
     private struct Part: Service, CustomStringConvertible {
         let description: String
-        var start: @Sendable () -> Void = {}
+        let start: @Sendable () -> Void
         let stop: @Sendable () -> Void
 
         init(name: String, start: @escaping @Sendable () -> Void = {}, stop: @escaping @Sendable () -> Void) {
