@@ -13,3 +13,14 @@ struct BenchCommand: AsyncParsableCommand {
         ],
         defaultSubcommand: PipelineBenchCommand.self)
 }
+
+extension CommandConfiguration {
+    /// One benchmark's command: its name, what it measures, and what it prints. Every bench is
+    /// run the same way, so that line of its help is written here once.
+    static func bench(_ name: String, abstract: String, prints: String) -> CommandConfiguration {
+        CommandConfiguration(
+            commandName: name,
+            abstract: abstract,
+            discussion: "Run a release build: swift run -c release sightline bench \(name)\n" + prints)
+    }
+}

@@ -6,11 +6,10 @@ import SightlineCore
 import Synchronization
 
 struct BrokerBenchCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "broker",
+    static let configuration = CommandConfiguration.bench(
+        "broker",
         abstract: "Measure small-message throughput through the broker against a direct connection.",
-        discussion: """
-            Run a release build: swift run -c release sightline bench broker
+        prints: """
             One publisher sends small status messages to one subscriber over tcp loopback,
             first directly and then through `sightline broker`'s proxy, in the same run; it
             prints messages/s for each and the broker's as a ratio of the direct figure.

@@ -4,11 +4,10 @@ import SightlineCapture
 import SightlineCore
 
 struct CaptureBenchCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "capture",
+    static let configuration = CommandConfiguration.bench(
+        "capture",
         abstract: "Measure what capture costs per frame: dequeue, conversion to the pipeline's format, requeue.",
-        discussion: """
-            Run a release build: swift run -c release sightline bench capture
+        prints: """
             With a camera (or inside vivid-run) it captures at 640x480 YUYV and 1280x720 NV12 and
             times each buffer from dequeue to requeue. Without one, and in any case, it times the
             conversion alone on this CPU, against a plain copy of the same bytes as the baseline.

@@ -6,11 +6,10 @@ import SightlineDetection
 import SightlineSamples
 
 struct CodesBenchCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "codes",
+    static let configuration = CommandConfiguration.bench(
+        "codes",
         abstract: "Measure the barcode pass and the frames output on the barcode sample.",
-        discussion: """
-            Run a release build: swift run -c release sightline bench codes
+        prints: """
             On decoded frames held in memory it prints, measured in the same run:
               codes     zxing-cpp over the whole frame, all formats (and --try-harder), ms/frame
               frames    the frames output: scale to gray8, or scale and encode a JPEG, ms/frame

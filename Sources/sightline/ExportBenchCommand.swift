@@ -4,11 +4,10 @@ import SightlineExport
 import SightlineSamples
 
 struct ExportBenchCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "export",
+    static let configuration = CommandConfiguration.bench(
+        "export",
         abstract: "Measure clip export against ffmpeg on the same 10-minute 720p recording.",
-        discussion: """
-            Run a release build: swift run -c release sightline bench export
+        prints: """
             Makes a 10-minute 1280x720 recording with two faces on every frame (the bundled
             720p clip 60 times over), then prints, measured in the same run:
               trim     a 5-minute clip without re-encoding, metadata kept, against

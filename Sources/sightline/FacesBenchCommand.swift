@@ -7,11 +7,10 @@ import SightlinePipeline
 import SightlineSamples
 
 struct FacesBenchCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "faces",
+    static let configuration = CommandConfiguration.bench(
+        "faces",
         abstract: "Measure landmarks and face descriptors per face, and what a gallery costs a whole run.",
-        discussion: """
-            Run a release build: swift run -c release sightline bench faces
+        prints: """
             Prints, measured in the same run:
               landmarks    dlib's 5-point shape predictor, ms per face (the faces of one frame)
               descriptor   dlib's recognition network, ms per face (jitter 0, as runs use it)

@@ -6,11 +6,10 @@ import SightlineMovie
 import SightlineSamples
 
 struct MovieBenchCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "movie",
+    static let configuration = CommandConfiguration.bench(
+        "movie",
         abstract: "Measure movie writing and reading against ffmpeg's remux of the same video.",
-        discussion: """
-            Run a release build: swift run -c release sightline bench movie
+        prints: """
             Prints, measured in the same run:
               mux      H.264 packets held in memory written with a face track (two faces on every
                        frame) in 2 s fragments, synced, then finalised: times real time

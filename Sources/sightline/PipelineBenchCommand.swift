@@ -9,12 +9,11 @@ import SightlinePipeline
 import SightlineSamples
 
 struct PipelineBenchCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "pipeline",
+    static let configuration = CommandConfiguration.bench(
+        "pipeline",
         abstract: "Measure the detector, the whole pipeline and its latency on the sample media.",
-        discussion: """
-            Run a release build: swift run -c release sightline bench (or bench pipeline)
-            For each clip it prints, measured in the same run:
+        prints: """
+            (`sightline bench` alone runs this one.) For each clip it prints, measured in the same run:
               detector   dlib HOG alone on decoded frames held in memory (ms/frame, frames/s)
               tracking   --full-scan-interval N (and --motion-gate): ms/frame as a ratio of scanning
                          every frame whole, and recall and precision against those full scans

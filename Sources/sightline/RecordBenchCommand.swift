@@ -8,11 +8,10 @@ import SightlineRecorder
 import SightlineSamples
 
 struct RecordBenchCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "record",
+    static let configuration = CommandConfiguration.bench(
+        "record",
         abstract: "Measure recording: the encoder's and the recorder's CPU, and run + record throughput.",
-        discussion: """
-            Run a release build: swift run -c release sightline bench record
+        prints: """
             On the 1280x720 sample, every frame analysed, as fast as possible, it measures:
               baseline  run alone (decode + detect + publish, no video)
               record    run + an in-process recorder, encoding with libx264: throughput and its
