@@ -50,6 +50,9 @@ package final class CaptureSession: Sendable {
 
     package var input: InputDescription { source.value.input }
 
+    /// The newest frame's media time; nil before the first. Any thread.
+    package var newestFrameTime: MediaTime? { state.withLock { $0.newestFrame?.time } }
+
     /// Where a wall-clock instant (ns since 1970) falls on the source's media timeline,
     /// reckoned from the newest frame; nil before the first frame or more than a day away
     /// from it. Any thread.

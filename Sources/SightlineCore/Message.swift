@@ -4,6 +4,9 @@ public enum MessageKind: String, Sendable, Codable, CaseIterable {
     case faces
     /// The same for barcodes and 2D codes.
     case codes
+    /// A detector in another process's objects in one frame: sent to a source's
+    /// `--metadata-in`, and published by the source with Sightline's IDs.
+    case objects
     /// An object entered or left the scene (keyed by its ID).
     case events
     /// Life cycle and counters of a source: started, stopped, periodic counters.
@@ -20,7 +23,7 @@ public enum MessageKind: String, Sendable, Codable, CaseIterable {
 
 extension MessageKind {
     /// What a person watching events wants by default: everything but the video.
-    public static let analytics: [MessageKind] = [.faces, .codes, .events, .status, .metadata]
+    public static let analytics: [MessageKind] = [.faces, .codes, .objects, .events, .status, .metadata]
 }
 
 /// Topics are `<kind>/<source>/`. The trailing separator makes ZeroMQ's byte-prefix
@@ -66,15 +69,18 @@ public struct Message: Sendable, Codable, Equatable {
     public var v: Int
     public var kind: MessageKind
     public var source: String
-    /// Counts this source's messages of this kind from 0, so a gap means loss.
-    public var seq: UInt64
+    /// Counts this source's messages of this kind from 0, so a gap means loss. A client may
+    /// leave it out (0).
+    @ZeroWhenAbsent public var seq: UInt64
     /// Media time of the frame the message is about (absent for status not tied to a frame).
     public var time: MediaTime?
-    /// Wall-clock capture time of that frame, or the time of the event, in ns since 1970.
-    public var wallTimeNs: UInt64
+    /// Wall-clock capture time of that frame, or the time of the event, in ns since 1970. A
+    /// client may leave it out (0: when it arrives).
+    @ZeroWhenAbsent public var wallTimeNs: UInt64
 
     public var faces: [FaceObject]?
     public var codes: [MachineReadableCodeObject]?
+    public var objects: DetectedObjectGroup?
     public var event: ObjectEvent?
     public var status: SourceStatus?
     public var video: VideoPacketInfo?
@@ -84,8 +90,8 @@ public struct Message: Sendable, Codable, Equatable {
 
     public init(
         kind: MessageKind, source: String, seq: UInt64 = 0, time: MediaTime?, wallTimeNs: UInt64,
-        faces: [FaceObject]? = nil, codes: [MachineReadableCodeObject]? = nil, event: ObjectEvent? = nil,
-        status: SourceStatus? = nil,
+        faces: [FaceObject]? = nil, codes: [MachineReadableCodeObject]? = nil, objects: DetectedObjectGroup? = nil,
+        event: ObjectEvent? = nil, status: SourceStatus? = nil,
         video: VideoPacketInfo? = nil, audio: AudioPacketInfo? = nil, metadata: ClientMetadataGroup? = nil,
         frame: FrameInfo? = nil
     ) {
@@ -97,12 +103,38 @@ public struct Message: Sendable, Codable, Equatable {
         self.wallTimeNs = wallTimeNs
         self.faces = faces
         self.codes = codes
+        self.objects = objects
         self.event = event
         self.status = status
         self.video = video
         self.audio = audio
         self.metadata = metadata
         self.frame = frame
+    }
+}
+
+/// A count a message may leave out, read as 0: what clients send (`metadata`, `objects`)
+/// need not number or clock itself. Written as the plain number.
+@propertyWrapper
+public struct ZeroWhenAbsent: Sendable, Codable, Equatable {
+    public var wrappedValue: UInt64
+
+    public init(wrappedValue: UInt64) { self.wrappedValue = wrappedValue }
+
+    public init(from decoder: any Decoder) throws {
+        wrappedValue = try decoder.singleValueContainer().decode(UInt64.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(wrappedValue)
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// An absent `ZeroWhenAbsent` field is 0, not an error.
+    public func decode(_ type: ZeroWhenAbsent.Type, forKey key: Key) throws -> ZeroWhenAbsent {
+        try decodeIfPresent(type, forKey: key) ?? ZeroWhenAbsent(wrappedValue: 0)
     }
 }
 
@@ -166,21 +198,27 @@ public struct ObjectEvent: Sendable, Codable, Equatable {
         }
     }
     public var change: Change
-    /// What kind of object: "face" or "code".
+    /// What kind of object: "face", "code", or a detected object's type (`humanBody`).
     public var object: String
     public var id: Int
     /// On enter, the first sighting; on leave, the last one (the one matching `object`).
     public var face: FaceObject?
     public var code: MachineReadableCodeObject?
+    public var item: DetectedObject?
+    /// Which detector in another process found `item`.
+    public var detector: String?
 
     public init(
-        change: Change, object: String, id: Int, face: FaceObject? = nil, code: MachineReadableCodeObject? = nil
+        change: Change, object: String, id: Int, face: FaceObject? = nil, code: MachineReadableCodeObject? = nil,
+        item: DetectedObject? = nil, detector: String? = nil
     ) {
         self.change = change
         self.object = object
         self.id = id
         self.face = face
         self.code = code
+        self.item = item
+        self.detector = detector
     }
 }
 
@@ -269,6 +307,8 @@ public struct PipelineCounters: Sendable, Codable, Equatable {
     public var framesPublishing: TimingCounters?
     /// Client metadata taken in, when the source accepts it.
     public var metadataIn: InputCounters?
+    /// Objects taken in from each detector in another process, by its name.
+    public var objectsIn: [String: DetectorCounters]?
     /// Video messages published (encoded or passed through).
     public var videoPackets: Int = 0
     /// The source's audio, when it has some that is carried on.
@@ -289,6 +329,23 @@ public struct InputCounters: Sendable, Codable, Equatable {
 
     public init(accepted: Int = 0, rejected: [String: Int] = [:]) {
         self.accepted = accepted
+        self.rejected = rejected
+    }
+}
+
+/// What a source took in from one detector in another process.
+public struct DetectorCounters: Sendable, Codable, Equatable {
+    /// Groups accepted and published, and the objects in them.
+    public var groups = 0
+    public var objects = 0
+    /// Groups dropped, by reason: `late` (not after the detector's last group, or after its
+    /// objects were let go), `flood`, `noTime`, or what `DetectedObjectsError` names
+    /// (`badBounds`, `badType`, `tooManyObjects`, …).
+    public var rejected: [String: Int] = [:]
+
+    public init(groups: Int = 0, objects: Int = 0, rejected: [String: Int] = [:]) {
+        self.groups = groups
+        self.objects = objects
         self.rejected = rejected
     }
 }

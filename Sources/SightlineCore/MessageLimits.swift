@@ -7,7 +7,7 @@
 package enum MessageLimits {
     /// Widths and heights of frames and video, in pixels.
     package static let dimension = 1...65_536
-    /// Faces or codes in one message.
+    /// Faces, codes or detected objects in one message.
     package static let objectsPerMessage = 1024
     /// Corners of a code, landmarks of a face.
     package static let pointsPerObject = 256
@@ -33,6 +33,12 @@ package enum MessageLimits {
         }
         if let codes = message.codes {
             check.list(codes, objectsPerMessage, "codes") { check, code, path in check.code(code, path()) }
+        }
+        if let objects = message.objects {
+            check.text(objects.detector, "objects.detector")
+            check.list(objects.items, objectsPerMessage, "objects.items") { check, item, path in
+                check.item(item, path())
+            }
         }
         if let event = message.event { check.event(event) }
         if let status = message.status { check.status(status) }
@@ -157,11 +163,22 @@ private struct Check {
         duration(code.duration, "\(path()).duration")
     }
 
+    mutating func item(_ item: DetectedObject, _ path: @autoclosure () -> String) {
+        text(item.type, "\(path()).type")
+        rect(item.bounds, "\(path()).bounds")
+        number(item.confidence, "\(path()).confidence")
+        if let label = item.label { text(label, "\(path()).label") }
+        if let id = item.id { count(id, "\(path()).id") }
+        count(item.objectID, "\(path()).objectID")
+    }
+
     mutating func event(_ event: ObjectEvent) {
         text(event.object, "event.object")
         count(event.id, "event.id")
         if let face = event.face { self.face(face, "event.face") }
         if let code = event.code { self.code(code, "event.code") }
+        if let item = event.item { self.item(item, "event.item") }
+        if let detector = event.detector { text(detector, "event.detector") }
     }
 
     /// An `audio` message's format is what a recorder writes, so it must be one; a status
@@ -222,6 +239,12 @@ private struct Check {
         if let input = counters.metadataIn {
             count(input.accepted, "status.counters.metadataIn.accepted")
             reasons(input.rejected, "status.counters.metadataIn.rejected")
+        }
+        list(Array(counters.objectsIn ?? [:]), 64, "status.counters.objectsIn") { check, detector, path in
+            check.text(detector.key, path())
+            check.count(detector.value.groups, "\(path()).groups")
+            check.count(detector.value.objects, "\(path()).objects")
+            check.reasons(detector.value.rejected, "\(path()).rejected")
         }
         if let audio = counters.audio {
             count(audio.packets, "status.counters.audio.packets")

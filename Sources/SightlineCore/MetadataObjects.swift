@@ -196,22 +196,34 @@ public struct MachineReadableCodeRecord: Sendable, Codable, Equatable {
     }
 }
 
-/// What faces and codes have in common: an ID that a tracker keeps stable, a place in the
-/// frame, and how they travel on the bus. A new kind of detected object conforms to this.
-public protocol MetadataObject: Sendable, Hashable, Codable {
+/// What a tracker needs of an object to follow it from frame to frame: an ID it keeps
+/// stable, and a place in the frame.
+public protocol TrackableObject: Sendable, Hashable {
     /// faceID, codeID: stable while the object is tracked; 0 before a tracker assigns it.
     var objectID: Int { get set }
     var bounds: NormalizedRect { get }
-    var time: MediaTime { get }
     /// Whether `other`, seen in a later frame, may be this same object (a code must keep its
     /// type and value; any face may be any face). The tracker then matches by overlap.
     func mayBe(_ other: Self) -> Bool
+    /// Whether `other` is this same object whatever their overlap (a detector's own ID says
+    /// so); by default, never.
+    func isSurely(_ other: Self) -> Bool
+    /// How far two sightings must overlap (intersection over union) to be one object.
+    static var minimumOverlap: Double { get }
+}
+
+extension TrackableObject {
+    public func isSurely(_ other: Self) -> Bool { false }
+}
+
+/// What faces and codes have in common besides being tracked: how they travel on the bus.
+/// A new kind of object a built-in detector finds conforms to this.
+public protocol MetadataObject: TrackableObject, Codable {
+    var time: MediaTime { get }
     /// The `object` of this kind's events ("face", "code").
     static var eventObject: String { get }
     /// The kind of the messages listing this kind's objects in a frame.
     static var messageKind: MessageKind { get }
-    /// How far two sightings must overlap (intersection over union) to be one object.
-    static var minimumOverlap: Double { get }
     /// The message listing `objects`, with nothing else of this kind set.
     static func message(_ objects: [Self], source: String, time: MediaTime, wallTimeNs: UInt64) -> Message
     /// The event for `object` entering or leaving.

@@ -1,15 +1,16 @@
 import SightlineCore
 
-/// Gives detected objects (faces, codes) stable IDs from frame to frame and says when they
+/// Gives detected objects (faces, codes, other processes' objects) stable IDs from frame to frame and says when they
 /// enter and leave.
 ///
 /// Each analysed frame's objects are matched to the ones seen before, greedily by overlap
-/// (intersection over union of the boxes) among those that `mayBe` the same. A matched
+/// (intersection over union of the boxes) among those that `mayBe` the same, and first to
+/// the one it `isSurely` whatever the overlap. A matched
 /// object keeps its ID; an unmatched one is new and gets a new ID. An object that goes
 /// unmatched is kept for `maximumMissedFrames` analysed frames (detectors miss now and
 /// then), then it leaves. Not thread-safe: one tracker per source and kind, used on its
 /// output's queue.
-package final class ObjectTracker<Object: MetadataObject> {
+package final class ObjectTracker<Object: TrackableObject> {
     package struct Update: Sendable {
         /// The objects in this frame, with their IDs.
         package var objects: [Object]
@@ -25,6 +26,8 @@ package final class ObjectTracker<Object: MetadataObject> {
 
     private struct Track {
         var object: Object
+        /// The frame it was last seen in.
+        var seen: MediaTime
         var missed = 0
     }
 
@@ -39,7 +42,9 @@ package final class ObjectTracker<Object: MetadataObject> {
         var pairs: [(overlap: Double, track: Int, object: Int)] = []
         for (t, track) in tracks.enumerated() {
             for (o, object) in detected.enumerated() where track.object.mayBe(object) {
-                let overlap = track.object.bounds.intersectionOverUnion(object.bounds)
+                // Above any overlap (at most 1): what is surely the same is matched first.
+                let overlap =
+                    track.object.isSurely(object) ? 2 : track.object.bounds.intersectionOverUnion(object.bounds)
                 if overlap >= minimumOverlap { pairs.append((overlap, t, o)) }
             }
         }
@@ -55,18 +60,18 @@ package final class ObjectTracker<Object: MetadataObject> {
         for (o, var object) in detected.enumerated() {
             if let t = trackFor[o] {
                 object.objectID = tracks[t].object.objectID
-                tracks[t] = Track(object: object)
+                tracks[t] = Track(object: object, seen: time)
             } else {
                 object.objectID = nextID
                 nextID += 1
-                tracks.append(Track(object: object))
+                tracks.append(Track(object: object, seen: time))
                 update.entered.append(object)
             }
             update.objects.append(object)
         }
         var kept: [Track] = []
         for (t, var track) in tracks.enumerated() {
-            if !matchedTracks.contains(t) && track.object.time != time {
+            if !matchedTracks.contains(t) && track.seen != time {
                 track.missed += 1
                 if track.missed > maximumMissedFrames {
                     update.left.append(track.object)

@@ -77,11 +77,13 @@ package struct PipelineBus: Sendable {
     package var alsoPublish: [Endpoint] = []
     /// Hold the first message until a subscriber is connected, for at most this long.
     package var waitForSubscriber: Duration?
-    /// Where other services publish timed metadata for this source (`metadata/<source>/`);
-    /// nil: no metadata in.
+    /// Where other services publish timed metadata (`metadata/<source>/`) and detectors in
+    /// other processes their objects (`objects/<source>/`) for this source; nil: none in.
     package var metadataIn: Endpoint?
     /// Groups a second `metadataIn` takes from all clients together.
     package var metadataInRate = 200
+    /// How long a detector's objects stay after its last group, in media time.
+    package var objectsHold = MediaTime(value: 1, timescale: 1)
 
     package init() {}
 
@@ -201,9 +203,8 @@ package final class AnalysisPipeline: Service, Sendable {
             try MetadataInput(
                 configuration: .init(
                     endpoint: endpoint, allowRemote: bus.allowRemote, curve: bus.serverCurve,
-                    maximumRate: bus.metadataInRate),
-                sourceID: configuration.sourceID, publisher: publisher,
-                mediaTime: { session.mediaTime(atWallTimeNs: $0) }, logger: logger)
+                    maximumRate: bus.metadataInRate, detectors: .init(hold: bus.objectsHold)),
+                sourceID: configuration.sourceID, publisher: publisher, clock: session, logger: logger)
         }
     }
 
@@ -241,6 +242,7 @@ package final class AnalysisPipeline: Service, Sendable {
         counters.videoPackets = video.packetsPublished
         counters.audio = audioCounters?.counters
         counters.metadataIn = metadataInput?.counters
+        counters.objectsIn = metadataInput?.detectorCounters
         counters.framesPublishing = framesOutput?.timing
         (counters.messagesPublished, counters.bytesPublished) = publisher.totals
         return counters

@@ -42,13 +42,16 @@ struct SourceOptions: ParsableArguments {
 
     @Option(
         help: """
-            Take timed metadata (GPS, sensors, other detectors) from other services: bind this endpoint, \
-            to which they connect and publish metadata/<source-id>/ groups.
+            Take timed metadata (GPS, sensors) and other detectors' objects from other services: bind this \
+            endpoint, to which they connect and publish metadata/<source-id>/ and objects/<source-id>/ groups.
             """)
     var metadataIn: String?
 
     @Option(help: "Metadata groups per second taken in from all clients together; more are dropped as a flood.")
     var metadataRate = 200
+
+    @Option(help: "Seconds of media time a detector's objects stay after its last group before they leave.")
+    var objectsHold = 1.0
 
     @Flag(help: "Pace a file to its timestamps, like a live camera.")
     var realtime = false
@@ -195,6 +198,9 @@ struct SourceOptions: ParsableArguments {
         configuration.bus.metadataIn = try metadataIn.map { try Endpoint($0) }
         configuration.bus.metadataInRate = try OptionValues.integer(
             metadataRate, option: "--metadata-rate", in: 1...100_000)
+        configuration.bus.objectsHold = MediaTime(
+            seconds: try OptionValues.number(objectsHold, option: "--objects-hold", in: 0.001...3600),
+            timescale: 1_000_000)
         configuration.statusInterval = statusInterval
         guard !(everyFrame && dropLate) else {
             throw ValidationError("--every-frame and --drop-late exclude each other")

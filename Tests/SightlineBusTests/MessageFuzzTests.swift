@@ -28,7 +28,56 @@ import Testing
         for seed in seeds {
             let received = try Subscriber.decode(seed).get()
             if let group = received.message.metadata { _ = try group.validated() }
+            try received.message.objects?.validated()
         }
+    }
+
+    /// A detector may send the shape docs/protocol.md shows, without `seq` or `wallTimeNs`.
+    @Test func anObjectsGroupAsADetectorSendsIt() throws {
+        let seed = try #require(try Self.seeds().first { String(decoding: $0[0], as: UTF8.self) == "objects/cam1/" })
+        let message = try Subscriber.decode(seed).get().message
+        #expect(message.seq == 0 && message.wallTimeNs == 0)
+        #expect(message.time == MediaTime(value: 76800, timescale: 15360))
+        let group = try #require(message.objects)
+        try group.validated()
+        #expect(group.detector == "people" && group.items.map(\.type) == ["humanBody", "org.example.forklift"])
+        #expect(group.items[0].label == "person" && group.items[0].confidence == 0.92 && group.items[0].id == nil)
+        #expect(group.items[1].id == 17 && group.items[1].objectID == 0)
+    }
+
+    /// Random groups, with values from everywhere a float or an integer can be: checking one
+    /// never traps, and what it accepts is what docs/protocol.md promises.
+    @Test func objectsGroupsAreCheckedWhateverTheyHold() {
+        var random = SplitMix(seed: 7)
+        let numbers: [Double] = [
+            0, 0.5, 1, -0.5, 1.5, 2, 3, -1, -1.01, 1e300, -1e300, .infinity, -.infinity, .nan, .ulpOfOne, 0.999,
+        ]
+        let types = ["humanBody", "dogBody", "person", "org.example.x", "x.", ".x", "1a.b", "a.b-c_d", "", "a..b"]
+        var accepted = 0
+        for _ in 0..<20_000 {
+            func number() -> Double { numbers[random.next(below: numbers.count)] }
+            let count = [0, 1, 3, 256, 257][random.next(below: 5)]
+            let items = (0..<count).map { _ in
+                DetectedObject(
+                    type: types[random.next(below: types.count)],
+                    bounds: NormalizedRect(x: number(), y: number(), width: number(), height: number()),
+                    confidence: random.next(below: 2) == 0 ? nil : number(),
+                    id: [nil, 0, -1, 1 << 53, 5][random.next(below: 5)])
+            }
+            let group = DetectedObjectGroup(detector: ["people", "", "a b"][random.next(below: 3)], items: items)
+            guard (try? group.validated()) != nil else { continue }
+            accepted += 1
+            #expect(group.items.count <= 256 && SourceID.isValid(group.detector))
+            for item in group.items {
+                let box = item.bounds
+                #expect(box.width > 0 && box.height > 0 && box.x < 1 && box.y < 1)
+                #expect(box.x + box.width > 0 && box.y + box.height > 0 && box.x >= -1 && box.y >= -1)
+                #expect(item.confidence.map { (0...1).contains($0) } ?? true)
+                #expect(item.id.map { $0 >= 0 && $0 < 1 << 52 } ?? true)
+                #expect(DetectedObject.appleTypes.contains(item.type) || item.type.contains("."))
+            }
+        }
+        #expect(accepted > 100)
     }
 
     @Test func fuzzTheDecoder() async throws {
@@ -46,6 +95,7 @@ import Testing
                     // Whatever is accepted agrees with its topic.
                     #expect(Topic.make(kind: received.message.kind, source: received.message.source) == received.topic)
                     _ = try? received.message.metadata?.validated()
+                    try? received.message.objects?.validated()
                 }
                 runs += 1
             }
