@@ -68,7 +68,9 @@ public struct ClientMetadataItem: Sendable, Codable, Equatable {
         else {
             throw .unknownIdentifier(String(identifier.prefix(300)))
         }
-        guard !reserved.contains(identifier) else { throw .unknownIdentifier("\(identifier) is Sightline's own") }
+        guard !reserved.contains(identifier), !identifier.hasPrefix(MetadataIdentifier.detectedObject + ".") else {
+            throw .unknownIdentifier("\(identifier) is Sightline's own")
+        }
         guard let type = dataTypes[dataType] else { throw .unknownDataType(String(dataType.prefix(100))) }
         return type
     }

@@ -14,11 +14,11 @@ public struct DetectedObjectGroup: Sendable, Codable, Equatable {
     }
 
     /// Objects in one group, at most.
-    public static let maximumObjects = 256
+    package static let maximumObjects = 256
 
     /// The group as a source accepts it, or why not: every field a detector sends is checked
     /// here, before anything tracks or records it.
-    public func validated() throws(DetectedObjectsError) {
+    package func validated() throws(DetectedObjectsError) {
         guard SourceID.isValid(detector) else { throw .badDetector }
         guard items.count <= Self.maximumObjects else { throw .tooManyObjects(items.count) }
         for (index, item) in items.enumerated() {
@@ -65,13 +65,13 @@ public struct DetectedObject: Sendable, Hashable, Codable {
     }
 
     /// The object types of `AVMetadataObject.ObjectType` that are not faces or codes.
-    public static let appleTypes: Set<String> = [
+    package static let appleTypes: Set<String> = [
         "humanBody", "humanFullBody", "catBody", "dogBody", "catHead", "dogHead", "salientObject",
     ]
 
     /// One of `appleTypes`, or a reverse-DNS name: two or more dot-separated labels of ASCII
     /// letters, digits, `-` and `_`, the first starting with a letter, at most 128 bytes.
-    public static func isValidType(_ type: String) -> Bool {
+    package static func isValidType(_ type: String) -> Bool {
         if appleTypes.contains(type) { return true }
         let labels = type.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard type.utf8.count <= 128, labels.count >= 2, let first = labels[0].first, isLetter(first) else {
@@ -87,20 +87,21 @@ public struct DetectedObject: Sendable, Hashable, Codable {
 }
 
 extension DetectedObject: TrackableObject {
+    /// Sightline's ID in what a source publishes; 0 in what a detector sends.
     public var objectID: Int {
         get { trackedID ?? 0 }
         set { trackedID = newValue }
     }
 
     /// Of the same type, and with the same detector ID when both have one.
-    public func mayBe(_ other: DetectedObject) -> Bool {
+    package func mayBe(_ other: DetectedObject) -> Bool {
         type == other.type && (id == nil || other.id == nil || id == other.id)
     }
 
     /// The detector says it is the same object.
-    public func isSurely(_ other: DetectedObject) -> Bool { id != nil && id == other.id && type == other.type }
+    package func isSurely(_ other: DetectedObject) -> Bool { id != nil && id == other.id && type == other.type }
 
-    public static let minimumOverlap = 0.3
+    package static let minimumOverlap = 0.3
 }
 
 extension NormalizedRect {
@@ -113,7 +114,7 @@ extension NormalizedRect {
 }
 
 /// Why a detector's group was refused; `reason` names it in counters and logs.
-public struct DetectedObjectsError: Error, Equatable, CustomStringConvertible {
+package struct DetectedObjectsError: Error, Equatable, CustomStringConvertible {
     private enum Kind: Equatable {
         case badDetector
         case tooManyObjects(Int)
@@ -135,7 +136,7 @@ public struct DetectedObjectsError: Error, Equatable, CustomStringConvertible {
 
     /// A short, bounded name for counting: `badDetector`, `tooManyObjects`, `badType`,
     /// `badBounds`, `badConfidence`, `badLabel`, `badID`.
-    public var reason: String {
+    package var reason: String {
         switch kind {
         case .badDetector: "badDetector"
         case .tooManyObjects: "tooManyObjects"
@@ -147,7 +148,7 @@ public struct DetectedObjectsError: Error, Equatable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch kind {
         case .badDetector: "a detector is named by 1-64 letters, digits, '.', '_' or '-'"
         case .tooManyObjects(let count):

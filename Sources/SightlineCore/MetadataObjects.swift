@@ -198,7 +198,7 @@ public struct MachineReadableCodeRecord: Sendable, Codable, Equatable {
 
 /// What a tracker needs of an object to follow it from frame to frame: an ID it keeps
 /// stable, and a place in the frame.
-public protocol TrackableObject: Sendable, Hashable {
+package protocol TrackableObject: Sendable, Hashable {
     /// faceID, codeID: stable while the object is tracked; 0 before a tracker assigns it.
     var objectID: Int { get set }
     var bounds: NormalizedRect { get }
@@ -213,12 +213,12 @@ public protocol TrackableObject: Sendable, Hashable {
 }
 
 extension TrackableObject {
-    public func isSurely(_ other: Self) -> Bool { false }
+    package func isSurely(_ other: Self) -> Bool { false }
 }
 
 /// What faces and codes have in common besides being tracked: how they travel on the bus.
 /// A new kind of object a built-in detector finds conforms to this.
-public protocol MetadataObject: TrackableObject, Codable {
+package protocol MetadataObject: TrackableObject, Codable {
     var time: MediaTime { get }
     /// The `object` of this kind's events ("face", "code").
     static var eventObject: String { get }
@@ -233,49 +233,49 @@ public protocol MetadataObject: TrackableObject, Codable {
 }
 
 extension FaceObject: MetadataObject {
-    public var objectID: Int {
+    package var objectID: Int {
         get { faceID }
         set { faceID = newValue }
     }
-    public func mayBe(_ other: FaceObject) -> Bool { true }
-    public var logDetails: [String: String] {
+    package func mayBe(_ other: FaceObject) -> Bool { true }
+    package var logDetails: [String: String] {
         var details = ["score": "\((score * 100).rounded() / 100)"]
         if let identity { details["name"] = identity.name }
         return details
     }
-    public static let eventObject = "face"
-    public static let messageKind = MessageKind.faces
-    public static let minimumOverlap = 0.3
-    public static func message(_ objects: [FaceObject], source: String, time: MediaTime, wallTimeNs: UInt64)
+    package static let eventObject = "face"
+    package static let messageKind = MessageKind.faces
+    package static let minimumOverlap = 0.3
+    package static func message(_ objects: [FaceObject], source: String, time: MediaTime, wallTimeNs: UInt64)
         -> Message
     {
         Message(kind: .faces, source: source, time: time, wallTimeNs: wallTimeNs, faces: objects)
     }
-    public static func event(_ change: ObjectEvent.Change, _ object: FaceObject) -> ObjectEvent {
+    package static func event(_ change: ObjectEvent.Change, _ object: FaceObject) -> ObjectEvent {
         ObjectEvent(change: change, object: eventObject, id: object.faceID, face: object)
     }
 }
 
 extension MachineReadableCodeObject: MetadataObject {
-    public var objectID: Int {
+    package var objectID: Int {
         get { codeID }
         set { codeID = newValue }
     }
-    public func mayBe(_ other: MachineReadableCodeObject) -> Bool {
+    package func mayBe(_ other: MachineReadableCodeObject) -> Bool {
         type == other.type && stringValue == other.stringValue
     }
-    public var logDetails: [String: String] { ["type": type.rawValue, "value": stringValue] }
-    public static let eventObject = "code"
-    public static let messageKind = MessageKind.codes
+    package var logDetails: [String: String] { ["type": type.rawValue, "value": stringValue] }
+    package static let eventObject = "code"
+    package static let messageKind = MessageKind.codes
     /// Any overlap will do: the value already says which code it is; overlap only tells
     /// apart two codes with the same value.
-    public static let minimumOverlap = 0.0
-    public static func message(
+    package static let minimumOverlap = 0.0
+    package static func message(
         _ objects: [MachineReadableCodeObject], source: String, time: MediaTime, wallTimeNs: UInt64
     ) -> Message {
         Message(kind: .codes, source: source, time: time, wallTimeNs: wallTimeNs, codes: objects)
     }
-    public static func event(_ change: ObjectEvent.Change, _ object: MachineReadableCodeObject) -> ObjectEvent {
+    package static func event(_ change: ObjectEvent.Change, _ object: MachineReadableCodeObject) -> ObjectEvent {
         ObjectEvent(change: change, object: eventObject, id: object.codeID, code: object)
     }
 }

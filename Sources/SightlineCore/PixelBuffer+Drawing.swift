@@ -29,9 +29,10 @@ package struct RGBColour: Sendable, Equatable {
 
     package init(red: UInt8, green: UInt8, blue: UInt8) { (self.red, self.green, self.blue) = (red, green, blue) }
 
-    /// The console's face green and code amber.
+    /// The console's face green, code amber and other detectors' sky blue.
     package static let green = RGBColour(red: 0, green: 224, blue: 80)
     package static let amber = RGBColour(red: 255, green: 176, blue: 0)
+    package static let blue = RGBColour(red: 48, green: 160, blue: 255)
 
     package var ycbcr: YCbCrColour { YCbCrColour(red: Double(red), green: Double(green), blue: Double(blue)) }
 

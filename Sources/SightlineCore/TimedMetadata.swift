@@ -140,6 +140,16 @@ public enum MetadataIdentifier {
     public static let locationISO6709 = "mdta/com.apple.quicktime.location.ISO6709"
     /// Apple documents no key for barcodes; ours holds a JSON array of codes as UTF-8 text.
     public static let detectedMachineReadableCodes = "mdta/com.sightline.detected-machine-readable-codes"
+    /// Ours, for the objects of detectors in other processes, a track per detector: each
+    /// sample names the detector, then lists each object's fields, its ID first.
+    package static let detectedObject = "mdta/com.sightline.detected-object"
+    package static let detectedObjectDetector = "mdta/com.sightline.detected-object.detector"
+    package static let detectedObjectID = "mdta/com.sightline.detected-object.object-id"
+    package static let detectedObjectType = "mdta/com.sightline.detected-object.type"
+    package static let detectedObjectBounds = "mdta/com.sightline.detected-object.bounds"
+    package static let detectedObjectConfidence = "mdta/com.sightline.detected-object.confidence"
+    package static let detectedObjectLabel = "mdta/com.sightline.detected-object.label"
+    package static let detectedObjectDetectorID = "mdta/com.sightline.detected-object.detector-id"
 }
 
 extension MetadataItem {

@@ -211,12 +211,13 @@ struct OverlayScript {
                 let end =
                     group.duration.map { start + $0.seconds }
                     ?? (index + 1 < groups.count ? groups[index + 1].time.seconds : source.duration)
-                for item in group.items {
-                    if let index = objects.firstIndex(where: { $0.kind.trackIdentifier == item.identifier }) {
-                        let drawn = objects[index].kind.drawn(item) ?? []
+                for index in objects.indices {
+                    if let drawn = objects[index].kind.drawn(group.items) {
                         objects[index].spans.append(Span(start: start, end: end, value: drawn))
-                    } else if item.identifier == MetadataIdentifier.locationISO6709, case .string(let text) = item.value
-                    {
+                    }
+                }
+                for item in group.items where ObjectKind.tracked(by: item.identifier) == nil {
+                    if item.identifier == MetadataIdentifier.locationISO6709, case .string(let text) = item.value {
                         positions.append(Span(start: start, end: end, value: text))
                     } else if item.identifier == MetadataIdentifier.videoOrientation, case .int(let value) = item.value,
                         (1...8).contains(value)

@@ -114,6 +114,22 @@ package struct MetadataTrackFormat: Sendable, Hashable {
         return MetadataTrackFormat(keys: keys, describesVideo: true, trailingBoxes: lidpLidl)
     }
 
+    /// One detector's objects (docs/movie-format.md): in each sample the detector's name,
+    /// then for each object its Sightline ID, type and bounds (x y width height), and the
+    /// confidence, label and detector's own ID it has. An object's fields follow its ID.
+    package static let detectedObjects: MetadataTrackFormat = {
+        let keys: [(String, MetadataDataType)] = [
+            (MetadataIdentifier.detectedObjectDetector, .utf8), (MetadataIdentifier.detectedObjectID, .uint32),
+            (MetadataIdentifier.detectedObjectType, .utf8), (MetadataIdentifier.detectedObjectBounds, .rectF32),
+            (MetadataIdentifier.detectedObjectConfidence, .float32), (MetadataIdentifier.detectedObjectLabel, .utf8),
+            (MetadataIdentifier.detectedObjectDetectorID, .uint64),
+        ]
+        return MetadataTrackFormat(
+            keys: keys.enumerated().map { index, key in
+                MetadataKey(localID: UInt32(index + 1), identifier: key.0, dataType: key.1)
+            }, describesVideo: true)
+    }()
+
     /// EXIF orientation of the frames (1 normal … 8), as iOS records it.
     package static let videoOrientation = MetadataTrackFormat(
         keys: [

@@ -153,8 +153,13 @@ final class MetadataInput: Sendable {
             } catch {
                 return reject(error.reason, error.description, detector, &receiving.log)
             }
-            guard let time, let newest = clock.newestFrameTime, (time - newest).seconds.magnitude <= 86_400 else {
+            guard let time, let newest = clock.newestFrameTime else {
                 return reject("noTime", Self.noTime, detector, &receiving.log)
+            }
+            guard (time - newest).seconds.magnitude <= 86_400 else {
+                return reject(
+                    "noTime", "\(time.seconds) s is a day off the newest frame's \(newest.seconds) s", detector,
+                    &receiving.log)
             }
             switch detectors.take(group, time: time, wallTimeNs: wallTime) {
             case .taken: break

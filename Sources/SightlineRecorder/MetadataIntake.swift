@@ -51,9 +51,10 @@ struct MetadataIntake {
             return Outcome(refused: ["malformed"])
         }
         var outcome = Outcome()
-        learn(kind.trackIdentifier, kind.trackFormat, &outcome)
+        let track = recorded.track ?? (kind.trackIdentifier, kind.trackFormat)
+        learn(track.identifier, track.format, &outcome)
         if recorded.usesExtraFields, let change = tracks.learnExtraFields(of: kind) { outcome.changes.append(change) }
-        add(TimedMetadataGroup(time: time, items: recorded.items), for: kind.trackIdentifier, newestVideo, &outcome)
+        add(TimedMetadataGroup(time: time, items: recorded.items), for: track.identifier, newestVideo, &outcome)
         return outcome
     }
 
@@ -86,7 +87,9 @@ struct MetadataIntake {
     /// The source's next run has found no object yet: its first file starts without the last
     /// run's.
     mutating func startNewRun() {
-        for kind in ObjectKind.all { delay.setCurrent(nil, for: kind.trackIdentifier) }
+        for identifier in delay.current.keys where ObjectKind.tracked(by: identifier) != nil {
+            delay.setCurrent(nil, for: identifier)
+        }
     }
 
     private mutating func learn(_ identifier: String, _ format: MetadataTrackFormat, _ outcome: inout Outcome) {

@@ -106,7 +106,8 @@ import Testing
             #expect(
                 script == """
                     sightline.kinds = [{"colour":"#00e050","name":"faces","objectName":"face","snapshots":true},\
-                    {"colour":"#ffb000","name":"codes","objectName":"code","snapshots":false}];
+                    {"colour":"#ffb000","name":"codes","objectName":"code","snapshots":false},\
+                    {"colour":"#30a0ff","name":"detectedObjects","objectName":"object","snapshots":false}];
 
                     """)
             let metadata = try #require(

@@ -2,7 +2,9 @@ import CZMQ
 import Foundation
 import SightlineCapture
 import SightlineCore
+import SightlineMovie
 import SightlinePipeline
+import SightlineRecorder
 import SightlineSamples
 import SightlineTesting
 import Synchronization
@@ -38,11 +40,12 @@ import Testing
         configuration.bus.publishing = .bind(try Endpoint("inproc://objects-e2e"))
         configuration.bus.waitForSubscriber = .seconds(20)
         configuration.detection.detectors = [.codes]
+        configuration.video.mode = .always
         configuration.bus.metadataIn = input
         let pipeline = try AnalysisPipeline(configuration: configuration, logger: logger)
         let subscriber = try Subscriber(
             endpoints: [configuration.bus.endpoint],
-            topics: Subscriber.topics(kinds: [.objects, .events, .status], source: "cam1"))
+            topics: Subscriber.topics(kinds: [.objects, .events, .status, .video], source: "cam1"))
         async let final = pipeline.runToCompletion()
 
         func people() -> DetectorCounters { pipeline.counters.objectsIn?["people"] ?? DetectorCounters() }
@@ -56,25 +59,33 @@ import Testing
         try client.connect(input)
         func send(_ json: String) throws { _ = try client.send([Array("objects/cam1/".utf8), Array(json.utf8)]) }
 
-        // One person until the source has taken a group in (a publisher drops what it sends
-        // before the input's subscription reaches it), each at a later frame than the last.
-        // A source places a detector's groups by its newest frame, so none before the first.
+        // One person, and one forklift from a detector that tracks itself (its ID holds one
+        // object, however far it jumps), until the source has taken a group of each in: a
+        // publisher drops what it sends before the input's subscription reaches it. Each at
+        // a later frame than the last; none before the first frame, which places them.
         try await waitUntil { pipeline.counters.framesIn > 0 }
+        let forklift = #"{"type":"org.example.forklift","bounds":BOX,"id":7}"#
         var next = 0
-        while people().groups == 0 {
+        func sendOne() async throws {
             next = max(next + 1, pipeline.counters.framesIn + 1)
             try send(Self.group("people", at: next, [Self.person(0.1)]))
+            try send(
+                Self.group("forklifts", at: next, [forklift.replacingOccurrences(of: "BOX", with: Self.box(0.0))]))
             try await Task.sleep(for: .milliseconds(20))
         }
+        while people().groups == 0 || pipeline.counters.objectsIn?["forklifts"] == nil { try await sendOne() }
+        // Still in view past the next key frame (every 2 s), where a recording starts a file
+        // with both tracks.
+        let learned = next
+        while pipeline.counters.framesIn <= learned + 75 { try await sendOne() }
+        // What a loaded machine refused until then.
+        let refusedEarly = people().rejected
         // A second person beside the first, both moving a little; fields Sightline does not
         // know are ignored.
         let two = max(next + 1, pipeline.counters.framesIn + 5)
         try send(Self.group("people", at: two, [Self.person(0.1), Self.person(0.6)], extra: #""hint":1,"#))
         try send(
             Self.group("people", at: two + 1, [Self.person(0.12, #","colour":"red""#), Self.person(0.62)]))
-        // A detector that tracks itself: its ID holds one object, however far it jumps.
-        let forklift = #"{"type":"org.example.forklift","bounds":BOX,"id":7}"#
-        try send(Self.group("forklifts", at: two, [forklift.replacingOccurrences(of: "BOX", with: Self.box(0.0))]))
         try send(
             Self.group("forklifts", at: two + 1, [forklift.replacingOccurrences(of: "BOX", with: Self.box(0.8, 0.4))]))
         // What must be refused, each for its own reason; none stops the source.
@@ -88,16 +99,19 @@ import Testing
         try await waitUntil {
             refused.allSatisfy { people().rejected[$0] != nil }
                 && pipeline.counters.metadataIn?.rejected["badDetector"] != nil
-                && pipeline.counters.objectsIn?["forklifts"]?.groups == 2
+                && pipeline.counters.objectsIn?["forklifts"]?.groups == people().groups - 1
         }
         // The detector goes quiet: a second of media time after its last group, its objects
         // leave, and what it sends for that second afterwards is late.
-        var live: [Message] = []
+        var live: [ReceivedMessage] = []
         let deadline = ContinuousClock.now + .seconds(60)
-        while Set(live.compactMap { $0.event?.change == .leave && $0.event?.detector == "people" ? $0.event?.id : nil })
+        while Set(
+            live.compactMap {
+                $0.message.event.flatMap { $0.change == .leave && $0.detector == "people" ? $0.id : nil }
+            })
             != [1, 2] && ContinuousClock.now < deadline
         {
-            if let received = try subscriber.receive(timeout: .milliseconds(50)) { live.append(received.message) }
+            if let received = try subscriber.receive(timeout: .milliseconds(50)) { live.append(received) }
             try await Task.sleep(for: .milliseconds(5))
         }
         try send(Self.group("people", at: two + 3, [Self.person(0.1)]))
@@ -110,14 +124,17 @@ import Testing
         client.close()
         pipeline.stop()
         let counters = try await final
-        let messages = try live + subscriber.collect { $0.last?.message.status?.state == .stopped }.map(\.message)
+        let received = try live + subscriber.collect { $0.last?.message.status?.state == .stopped }
+        let messages = received.map(\.message).filter { $0.kind != .video }
 
         let counted = try #require(counters.objectsIn?["people"])
         // The first person's groups (as many as got through), two with two people, and the one after it came back.
         #expect(counted.groups >= 4 && counted.objects == counted.groups - 3 + 4 + 1, "\(counted)")
-        #expect(counted.rejected == ["badBounds": 1, "tooManyObjects": 1, "badType": 1, "noTime": 1, "late": 2])
+        let refusedLater = counted.rejected.merging(refusedEarly) { $0 - $1 }.filter { $0.value != 0 }
+        #expect(refusedLater == ["badBounds": 1, "tooManyObjects": 1, "badType": 1, "noTime": 1, "late": 2])
         #expect(counters.metadataIn?.rejected["badDetector"] == 1)
-        #expect(counters.objectsIn?["forklifts"] == DetectorCounters(groups: 2, objects: 2))
+        let forklifts = try #require(counters.objectsIn?["forklifts"])
+        #expect(forklifts.groups == counted.groups - 2 && forklifts.objects == forklifts.groups)
 
         func published(_ detector: String) -> [(MediaTime, [Int])] {
             messages.compactMap { message in
@@ -137,8 +154,9 @@ import Testing
                 Self.frame(two), Self.frame(two + 1), Self.frame(two + 1 + 30), Self.frame(again),
             ])
         #expect(groups.suffix(5).map(\.1) == [[1, 2], [1, 2], [], [3], []])
-        #expect(published("forklifts").map(\.0) == [Self.frame(two), Self.frame(two + 1), Self.frame(two + 1 + 30)])
-        #expect(published("forklifts").map(\.1) == [[1], [1], []])
+        let forkliftGroups = published("forklifts")
+        #expect(forkliftGroups.suffix(2).map(\.0) == [Self.frame(two + 1), Self.frame(two + 1 + 30)])
+        #expect(forkliftGroups.dropLast().allSatisfy { $0.1 == [1] } && forkliftGroups.last?.1 == [])
 
         let events = messages.compactMap { message in message.event.map { (message.time, $0) } }
         let enters = events.filter { $0.1.change == .enter && $0.1.detector == "people" }
@@ -149,8 +167,67 @@ import Testing
         #expect(leaves.map(\.1.id).sorted() == [1, 2, 3])
         #expect(leaves.filter { $0.1.id != 3 }.allSatisfy { $0.0 == Self.frame(two + 1 + 30) })
         #expect(leaves.first { $0.1.id == 2 }?.1.item?.bounds.x == 0.62)  // as last seen
-        let forklifts = events.filter { $0.1.detector == "forklifts" }.map { ($0.1.change, $0.1.object, $0.1.id) }
-        #expect(forklifts.map(\.0) == [.enter, .leave])
-        #expect(forklifts.allSatisfy { $0.1 == "org.example.forklift" && $0.2 == 1 })
+        let forkliftEvents = events.filter { $0.1.detector == "forklifts" }.map { ($0.1.change, $0.1.object, $0.1.id) }
+        #expect(forkliftEvents.map(\.0) == [.enter, .leave])
+        #expect(forkliftEvents.allSatisfy { $0.1 == "org.example.forklift" && $0.2 == 1 })
+
+        // Recorded: each detector's objects in a track of its own, every group at its frame's
+        // exact time, read back by our reader and by exiftool.
+        let directory = try TemporaryDirectory("objects")
+        let recorder = try Recorder(
+            configuration: RecorderConfiguration(sourceID: "cam1", directory: directory.path), logger: logger)
+        for message in received { recorder.handle(message) }
+        recorder.finish()
+        // The last file is the one that began with both detectors' tracks.
+        let file = try #require(recorder.counters.files.last)
+        let movie = try MovieReader(path: file)
+        /// The groups of the track whose samples name `detector`.
+        func track(_ detector: String) throws -> [(MediaTime, [DetectedObject])] {
+            for track in movie.tracks where track.metadataFormat == .detectedObjects {
+                let groups = try movie.metadataGroups(track: track.id)
+                if groups.contains(where: { $0.items.first?.value == .string(detector) }) {
+                    return groups.map { ($0.time, ObjectKind.detectedObjects(in: $0.items)) }
+                }
+            }
+            Issue.record("no track for \(detector)")
+            return []
+        }
+        // The file begins with what holds when it starts, then has every group published in
+        // its span, each at its time: the file's times are the source's less where it began,
+        // found from the first group with two people.
+        let recorded = try track("people").dropFirst()
+        let anchor = try #require(recorded.first { $0.1.count == 2 }).0
+        let start = Self.frame(two) - anchor
+        // A fragment of the file restates the group that holds at its start.
+        let published = Set(groups.map(\.0))
+        let restated = zip(recorded.dropFirst(), recorded).filter { pair in !published.contains(pair.0.0 + start) }
+        #expect(restated.allSatisfy { pair in pair.0.1.map(\.objectID) == pair.1.1.map(\.objectID) })
+        let stated = recorded.filter { published.contains($0.0 + start) }
+        let sent = groups.filter { $0.0 >= stated[stated.startIndex].0 + start }.prefix(stated.count)
+        #expect(stated.map { $0.0 + start } == sent.map(\.0))
+        #expect(stated.map { $0.1.map(\.objectID) } == sent.map(\.1))
+        #expect(Set(stated.map { $0.0 + start }).isSuperset(of: [Self.frame(two + 1), Self.frame(two + 31)]))
+        let pair = try #require(recorded.first { $0.0 + start == Self.frame(two + 1) }?.1)
+        #expect(pair.map(\.type) == ["humanBody", "humanBody"] && pair.map(\.label) == ["person", "person"])
+        #expect(
+            pair.map(\.bounds.x) == [Double(Float(0.12)), Double(Float(0.62))]
+                && pair[0].confidence == Double(Float(0.9)))
+        let forkliftTimes = Set(forkliftGroups.map(\.0))
+        let forkliftsRecorded = try track("forklifts").filter { forkliftTimes.contains($0.0 + start) }
+        #expect(forkliftsRecorded.suffix(2).map { $0.1.map(\.id) } == [[7], []])
+        let documents = try IndependentReaders.exiftoolDocuments(file).values
+        let types = documents.flatMap { $0["MdtacomSightlineDetectedObjectType"] ?? [] }
+        #expect(Set(types) == ["humanBody", "org.example.forklift"], "\(documents.first ?? [:])")
+        #expect(
+            documents.contains {
+                $0["MdtacomSightlineDetectedObjectBounds"] == [
+                    "0.119999997317791 0.200000002980232 0.150000005960464 0.5",
+                    "0.620000004768372 0.200000002980232 0.150000005960464 0.5",
+                ]
+            })
+        let inspect = try CommandLineTests().sightline(["inspect", "--metadata", file]).stdout
+        #expect(
+            inspect.contains(
+                #""identifier":"mdta/com.sightline.detected-object.label","dataType":"utf8","value":"person""#))
     }
 }

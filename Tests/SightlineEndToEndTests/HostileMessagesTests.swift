@@ -122,8 +122,14 @@ extension RecorderTests {
         var counters = PipelineCounters()
         counters.outputs["detect"] = OutputCounters(delivered: 3, dropped: ["late": 1])
         counters.detection = TimingCounters()
+        let person = DetectedObject(
+            type: "humanBody", bounds: NormalizedRect(x: 0.1, y: 0.2, width: 0.15, height: 0.5), confidence: 0.9,
+            label: "person", id: 4, objectID: 1)
         let others: [Message] = [
             Message(kind: .codes, source: "gen", time: time, wallTimeNs: 1, codes: [code]),
+            Message(
+                kind: .objects, source: "gen", time: time, wallTimeNs: 1,
+                objects: DetectedObjectGroup(detector: "people", items: [person, person])),
             Message(
                 kind: .events, source: "gen", time: time, wallTimeNs: 1,
                 event: .init(change: .enter, object: "code", id: 1, code: code)),

@@ -20,7 +20,7 @@ extension ObjectKind {
             return RecordedObjects(items: [item], usesExtraFields: false)
         },
         drawMessage: { message in (try? message.metadata?.validated())?.first.flatMap(people) },
-        drawItem: people, label: { "person #\($0.id)" })
+        drawItems: { items in items.first.flatMap(people) }, label: { "person #\($0.id)" })
 
     /// An item's boxes, numbered from 1.
     private static func people(_ item: MetadataItem) -> [DrawnObject]? {
@@ -43,7 +43,7 @@ extension ObjectKind {
         let kind = ObjectKind.people
         let recorded = try #require(kind.recorded(message))
         let item = try #require(recorded.items.first)
-        let drawn = try #require(kind.drawn(item))
+        let drawn = try #require(kind.drawn([item]))
         #expect(drawn.map(\.id) == [1, 2])
         #expect(drawn.map(\.bounds) == [[0.25, 0.25, 0.125, 0.5], [0.5, 0.25, 0.125, 0.5]])
         #expect(kind.drawn(message)?.map(\.rect) == drawn.map(\.rect))

@@ -32,13 +32,13 @@ import Testing
     @Test func recordedObjectsDrawAsTheyWereSent() throws {
         var random = SplitMix(seed: UInt64(ProcessInfo.processInfo.environment["SIGHTLINE_FUZZ_SEED"] ?? "") ?? 42)
         for round in 0..<500 {
-            for message in [Self.faces(&random), Self.codes(&random)] {
+            for message in [Self.faces(&random), Self.codes(&random), Self.objects(&random)] {
                 let kind = try #require(ObjectKind.carried(by: message.kind))
                 let sent = try #require(kind.drawn(message))
                 let recorded = try #require(kind.recorded(message))
-                #expect(recorded.items.count == (sent.isEmpty ? 0 : 1))
+                #expect(recorded.items.isEmpty == sent.isEmpty)
                 #expect(recorded.usesExtraFields == (message.faces?.contains { $0.identity != nil } ?? false))
-                let read = try recorded.items.flatMap { try #require(kind.drawn($0)) }
+                let read = kind.drawn(recorded.items) ?? []
                 #expect(read.count == sent.count, "round \(round)")
                 for (a, b) in zip(read, sent) {
                     #expect(a.id == b.id && a.name == b.name && a.text == b.text && a.type == b.type)
@@ -64,7 +64,7 @@ import Testing
                 == .string(
                     #"[{"bounds":{"height":0.25,"width":0.25,"x":0.25,"y":0.5},"codeID":3,"corners":[{"x":0.25,"y":0.5},{"x":0.5,"y":0.5},{"x":0.5,"y":0.75},{"x":0.25,"y":0.75}],"stringValue":"https://example.com/a","type":"qr"}]"#
                 ))
-        #expect(ObjectKind.codes.label(try #require(ObjectKind.codes.drawn(item)?.first)) == "https://example.com/a")
+        #expect(ObjectKind.codes.label(try #require(ObjectKind.codes.drawn([item])?.first)) == "https://example.com/a")
     }
 
     /// A face track declared without the identity fields gets named faces without them;
@@ -88,7 +88,7 @@ import Testing
         let named = try #require(kind.extraFields?.trackFormat)
         #expect(fields(named.fitting(item)) == fields(item))
         #expect(Set(fields(item)).isSuperset(of: apple) && fields(item).count == apple.count + 2)
-        #expect(kind.label(try #require(kind.drawn(item)?.first)) == "ada #9")
+        #expect(kind.label(try #require(kind.drawn([item])?.first)) == "ada #9")
     }
 
     static func faces(_ random: inout SplitMix) -> Message {
@@ -113,6 +113,36 @@ import Testing
                 ], time: .zero, duration: nil)
         }
         return Message(kind: .codes, source: "cam1", time: .zero, wallTimeNs: 0, codes: codes)
+    }
+
+    static func objects(_ random: inout SplitMix) -> Message {
+        let objects = (0..<random.next(below: 4)).map { n in
+            var object = DetectedObject(
+                type: ["humanBody", "org.example.forklift"][n % 2], bounds: rect(&random),
+                objectID: random.next(below: 1000))
+            if random.next(below: 2) == 0 { object.label = "label \(n)" }
+            if random.next(below: 2) == 0 { object.id = random.next(below: 1 << 40) }
+            if random.next(below: 2) == 0 { object.confidence = 0.5 }
+            return object
+        }
+        return Message(
+            kind: .objects, source: "cam1", time: .zero, wallTimeNs: 0,
+            objects: DetectedObjectGroup(detector: "people", items: objects))
+    }
+
+    /// A detector's objects read back from their items as they were sent, every field, the
+    /// bounds to float32.
+    @Test func detectedObjectsAreReadBackWhole() throws {
+        var random = SplitMix(seed: 3)
+        for _ in 0..<200 {
+            let message = Self.objects(&random)
+            let sent = try #require(message.objects?.items)
+            let read = ObjectKind.detectedObjects(in: try #require(ObjectKind.detectedObjects.recorded(message)).items)
+            #expect(read.map(\.objectID) == sent.map(\.objectID) && read.map(\.type) == sent.map(\.type))
+            #expect(read.map(\.label) == sent.map(\.label) && read.map(\.id) == sent.map(\.id))
+            #expect(read.map(\.confidence) == sent.map(\.confidence))
+            #expect(read.map(\.bounds.x) == sent.map { Double(Float($0.bounds.x)) })
+        }
     }
 
     static func rect(_ random: inout SplitMix) -> NormalizedRect {

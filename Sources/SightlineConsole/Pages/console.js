@@ -35,7 +35,8 @@ const SVG = "http://www.w3.org/2000/svg";
 // Draws one <rect> per object over a frame of width x height pixels, for groups of
 // { kind, objects, held }, where kind is one of sightline.kinds (kinds.js): each rect has
 // the kind's object name as its class and colour, its ID in data-<object name>-id
-// (data-face-id, data-code-id) and its normalised bounds in data-bounds="x y w h"; the
+// (data-face-id, data-code-id), its type in data-object-type when it has one (a code's
+// symbology, a detected object's type) and its normalised bounds in data-bounds="x y w h"; the
 // kind's label (a face's name and ID, a code's text) is written above it.
 sightline.drawObjects = function (svg, width, height, groups) {
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
@@ -54,6 +55,7 @@ sightline.drawObjects = function (svg, width, height, groups) {
       rect.setAttribute("height", h * height);
       rect.setAttribute(`data-${kind.objectName}-id`, object.id);
       if (object.name) rect.setAttribute("data-name", object.name);
+      if (object.type) rect.setAttribute("data-object-type", object.type);
       rect.setAttribute("data-bounds", object.bounds.join(" "));
       const title = document.createElementNS(SVG, "title");
       title.textContent = `${object.type || kind.objectName} ${object.id}: ${label}`;

@@ -100,13 +100,12 @@ struct PlayerMetadata: Encodable, Sendable {
 
     private mutating func add(_ group: TimedMetadataGroup, kind: String) {
         let (t, d) = (group.time.seconds, group.duration?.seconds)
-        for item in group.items {
-            if let kind = ObjectKind.tracked(by: item.identifier) {
-                if let objects = kind.drawn(item) {
-                    groups[kind.name, default: []].append(Group(t: t, d: d, v: objects))
-                }
-                continue
+        for kind in ObjectKind.all {
+            if let objects = kind.drawn(group.items) {
+                groups[kind.name, default: []].append(Group(t: t, d: d, v: objects))
             }
+        }
+        for item in group.items where ObjectKind.tracked(by: item.identifier) == nil {
             switch (item.identifier, item.value) {
             case (MetadataIdentifier.locationISO6709, .string(let text)):
                 location.append(Group(t: t, d: d, v: text))

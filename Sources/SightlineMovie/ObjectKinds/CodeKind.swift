@@ -18,12 +18,14 @@ extension ObjectKind {
             return RecordedObjects(items: codes.isEmpty ? [] : [item], usesExtraFields: false)
         },
         drawMessage: { message in message.codes?.map { drawn(MachineReadableCodeRecord($0)) } },
-        drawItem: { item in
-            guard item.identifier == MetadataIdentifier.detectedMachineReadableCodes,
-                case .string(let json) = item.value
-            else { return nil }
-            let decoded = try? JSONDecoder().decode([MachineReadableCodeRecord].self, from: Data(json.utf8))
-            return (decoded ?? []).map(drawn)
+        drawItems: { items in
+            items.isEmpty
+                ? nil
+                : items.flatMap { item -> [DrawnObject] in
+                    guard case .string(let json) = item.value else { return [] }
+                    let decoded = try? JSONDecoder().decode([MachineReadableCodeRecord].self, from: Data(json.utf8))
+                    return (decoded ?? []).map(drawn)
+                }
         },
         label: { code in code.text ?? "" })
 

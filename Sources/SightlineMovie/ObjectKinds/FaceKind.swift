@@ -19,11 +19,12 @@ extension ObjectKind {
         drawMessage: { message in
             message.faces?.map { drawn(id: $0.faceID, bounds: $0.bounds, name: $0.identity?.name) }
         },
-        drawItem: { item in
-            guard item.identifier == MetadataIdentifier.detectedFace else { return nil }
-            return (item.detectedFaceRecords ?? []).map {
-                drawn(id: $0.faceID, bounds: $0.bounds, name: $0.identity?.name)
-            }
+        drawItems: { items in
+            items.isEmpty
+                ? nil
+                : items.flatMap { $0.detectedFaceRecords ?? [] }.map {
+                    drawn(id: $0.faceID, bounds: $0.bounds, name: $0.identity?.name)
+                }
         },
         label: { face in "\(face.name.map { "\($0) " } ?? "")#\(face.id)" })
 

@@ -16,7 +16,8 @@ package struct ObjectKind: Sendable {
     /// What a source's status lists in `detections` when it looks for the kind.
     package let detection: String
     package let messageKind: MessageKind
-    /// The timed-metadata track that records the kind: its identifier and format.
+    /// The timed-metadata track that records the kind: its identifier and format. A kind
+    /// with a track per detector names each `<trackIdentifier>.<detector>`.
     package let trackIdentifier: String
     package let trackFormat: MetadataTrackFormat
     /// Whether every recording declares the track, found or not (faces, as iOS does);
@@ -31,7 +32,7 @@ package struct ObjectKind: Sendable {
     package let snapshotsAppearances: Bool
     private let recordItems: @Sendable (Message) -> RecordedObjects?
     private let drawMessage: @Sendable (Message) -> [DrawnObject]?
-    private let drawItem: @Sendable (MetadataItem) -> [DrawnObject]?
+    private let drawItems: @Sendable ([MetadataItem]) -> [DrawnObject]?
     private let labelObject: @Sendable (DrawnObject) -> String
 
     /// A message's objects as one group of the kind's track.
@@ -40,6 +41,8 @@ package struct ObjectKind: Sendable {
         package var items: [MetadataItem]
         /// Whether the objects carry the kind's `extraFields`.
         package var usesExtraFields: Bool
+        /// The track they go to when it is not the kind's: the detector's own.
+        package var track: (identifier: String, format: MetadataTrackFormat)?
     }
 
     package init(
@@ -49,7 +52,7 @@ package struct ObjectKind: Sendable {
         snapshotsAppearances: Bool = false,
         record: @escaping @Sendable (Message) -> RecordedObjects?,
         drawMessage: @escaping @Sendable (Message) -> [DrawnObject]?,
-        drawItem: @escaping @Sendable (MetadataItem) -> [DrawnObject]?,
+        drawItems: @escaping @Sendable ([MetadataItem]) -> [DrawnObject]?,
         label: @escaping @Sendable (DrawnObject) -> String
     ) {
         self.name = name
@@ -64,18 +67,25 @@ package struct ObjectKind: Sendable {
         self.snapshotsAppearances = snapshotsAppearances
         self.recordItems = record
         self.drawMessage = drawMessage
-        self.drawItem = drawItem
+        self.drawItems = drawItems
         self.labelObject = label
     }
 
     /// Every kind, in the order recordings declare their tracks and pages list them.
-    package static let all: [ObjectKind] = [.faces, .codes]
+    package static let all: [ObjectKind] = [.faces, .codes, .detectedObjects]
 
     /// The kind a message of `kind` carries; nil for messages that carry no objects.
     package static func carried(by kind: MessageKind) -> ObjectKind? { all.first { $0.messageKind == kind } }
 
     /// The kind whose track has `identifier`.
-    package static func tracked(by identifier: String) -> ObjectKind? { all.first { $0.trackIdentifier == identifier } }
+    package static func tracked(by identifier: String) -> ObjectKind? { all.first { $0.holds(identifier) } }
+
+    /// Whether a track with `identifier` is the kind's: its own, or one of its detectors'.
+    package func holds(_ identifier: String) -> Bool {
+        identifier.hasPrefix(trackIdentifier)
+            && (identifier.utf8.count == trackIdentifier.utf8.count
+                || identifier.utf8.dropFirst(trackIdentifier.utf8.count).first == UInt8(ascii: "."))
+    }
 
     /// The kind a recorded track holds, by the identifiers its format declares.
     package static func recorded(in format: MetadataTrackFormat) -> ObjectKind? {
@@ -94,9 +104,9 @@ package struct ObjectKind: Sendable {
     /// A message's objects as the live view draws them; nil when it has none of this kind.
     package func drawn(_ message: Message) -> [DrawnObject]? { drawMessage(message) }
 
-    /// A recorded item's objects as the player and burn-in draw them; nil when the item is
-    /// not of this kind.
-    package func drawn(_ item: MetadataItem) -> [DrawnObject]? { drawItem(item) }
+    /// A recorded group's objects as the player and burn-in draw them; nil when none of its
+    /// items is of this kind.
+    package func drawn(_ items: [MetadataItem]) -> [DrawnObject]? { drawItems(items.filter { holds($0.identifier) }) }
 
     /// The text shown above an object's box.
     package func label(_ object: DrawnObject) -> String { labelObject(object) }

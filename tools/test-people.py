@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""End to end, a detector in another process as good as a built-in one: OpenCV's people
+detector (tools/people_detector.py) on real pedestrian footage (Debian's vtest.avi) reads
+a `sightline run`'s frames and sends `humanBody` objects back. Checks that the source
+publishes every group it took at its frame's time with Sightline's IDs, that people enter
+and leave, that the recording's track holds the same objects at the same times (read by
+`sightline inspect` and by exiftool), and that a burned-in export draws their boxes.
+
+  python3 tools/test-people.py .build/debug/sightline
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+
+here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+passed = failed = 0
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print(f"people: FAILED: {name} {detail}"[:2000], file=sys.stderr)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def boxes(items):
+    """(objectID or None, x, y, width, height) of each item, in order."""
+    return [(i.get("objectID"), *(i["bounds"][k] for k in ("x", "y", "width", "height"))) for i in items]
+
+
+def close(a, b):
+    return len(a) == len(b) and all(abs(p - q) < 1e-6 for x, y in zip(a, b) for p, q in zip(x[1:], y[1:]))
+
+
+def recorded_groups(binary, path):
+    """The detector's groups in a recording, as `inspect --metadata` reads them: (seconds,
+    [(objectID, x, y, w, h)]), each object's fields following its ID."""
+    groups = []
+    tracks = recorded_tracks(binary, path)
+    lines = subprocess.check_output([binary, "inspect", path, "--metadata"], text=True).splitlines()
+    for line in lines:
+        sample = json.loads(line)
+        if sample.get("track") not in tracks:
+            continue
+        objects = []
+        for item in sample["items"]:
+            if item["identifier"].endswith(".object-id"):
+                objects.append([item["value"]])
+            elif item["identifier"].endswith(".bounds"):
+                objects[-1] += item["value"]
+        groups.append((sample["time"], [tuple(o) for o in objects]))
+    return groups
+
+
+def recorded_tracks(binary, path):
+    """The ids of a recording's detected-object tracks."""
+    tracks = json.loads(subprocess.check_output([binary, "inspect", "--json", path]))["tracks"]
+    return [t["id"] for t in tracks
+            if any(k["identifier"] == "mdta/com.sightline.detected-object.detector" for k in t.get("keys", []))]
+
+
+def main():
+    binary = os.path.abspath(sys.argv[1])
+    vtest = subprocess.check_output([os.path.join(here, "tools/fetch-pedestrians.sh")], text=True).strip()
+    work = tempfile.mkdtemp(prefix="sightline-people-")
+    clip = os.path.join(work, "square.mp4")
+    subprocess.check_call(["ffmpeg", "-v", "error", "-y", "-t", "20", "-i", vtest, "-c:v", "libx264", "-preset",
+                           "veryfast", "-g", "20", "-pix_fmt", "yuv420p", clip])
+    publish, objects_in = free_port(), free_port()
+    sent_log = os.path.join(work, "sent.jsonl")
+    detector = subprocess.Popen([sys.executable, os.path.join(here, "tools/people_detector.py"),
+                                 "--frames", f"tcp://127.0.0.1:{publish}", "--objects", f"tcp://127.0.0.1:{objects_in}",
+                                 "--log", sent_log], stdout=subprocess.PIPE, text=True)
+    run = subprocess.run([binary, "run", "--source", clip, "--realtime", "--detect", "barcodes",
+                          "--publish", f"tcp://127.0.0.1:{publish}", "--wait-for-subscriber", "30",
+                          "--metadata-in", f"tcp://127.0.0.1:{objects_in}",
+                          "--frames", "gray8", "--frames-size", "768x576", "--frames-rate", "3",
+                          "--record", os.path.join(work, "rec"), "--print", "--log-level", "warning"],
+                         stdout=subprocess.PIPE, text=True, timeout=600)
+    detector_out, _ = detector.communicate(timeout=120)
+    print("people_detector:", detector_out.strip())
+    check("run exits 0", run.returncode == 0, run.returncode)
+    messages = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    sent = [json.loads(line) for line in open(sent_log)]
+    sent_by_time = {json.dumps(g["time"], sort_keys=True): g for g in sent}
+    published = [m for m in messages if m["kind"] == "objects"]
+    with_people = [m for m in published if m["objects"]["items"]]
+    check("the detector found people", sum(1 for g in sent if g["objects"]["items"]) >= 20, len(sent))
+
+    # Every group taken is published at its frame's time, with the detector's boxes and IDs.
+    unmatched = [m for m in with_people if not close(
+        boxes(m["objects"]["items"]),
+        boxes(sent_by_time.get(json.dumps(m["time"], sort_keys=True), {"objects": {"items": []}})["objects"]["items"]))]
+    check("published groups are the detector's, at its frames' times", not unmatched, unmatched[:1])
+    check("every object has Sightline's ID", all(
+        isinstance(i.get("objectID"), int) and i["objectID"] > 0 for m in with_people for i in m["objects"]["items"]))
+    final = [m for m in messages if m["kind"] == "status" and m["status"]["state"] == "stopped"][-1]
+    counted = final["status"]["counters"].get("objectsIn", {}).get("people", {})
+    check("groups counted", counted.get("groups", 0) >= len(sent) - 5 and not counted.get("rejected"), counted)
+    check("every group published", len(published) >= counted.get("groups", 0), (len(published), counted))
+
+    # People enter and leave, named by type and detector.
+    events = [m["event"] for m in messages if m["kind"] == "events" and m["event"].get("detector") == "people"]
+    entered = {e["id"] for e in events if e["change"] == "enter"}
+    left = {e["id"] for e in events if e["change"] == "leave"}
+    check("people enter", len(entered) >= 3, entered)
+    check("everyone who entered leaves", entered == left, (entered, left))
+    check("events name the type", all(e["object"] == "humanBody" and e["item"]["label"] == "person" for e in events))
+
+    # The recording: the same groups at the same times, read by inspect and by exiftool.
+    files = sorted(os.path.join(work, "rec", f) for f in os.listdir(os.path.join(work, "rec")) if f.endswith(".mov"))
+    recorded = [(path, recorded_groups(binary, path)) for path in files]
+    recorded = [(path, groups) for path, groups in recorded if any(objects for _, objects in groups)]
+    check("a recording has the detector's track", recorded, files)
+    times = {round(m["time"]["value"] / m["time"]["timescale"], 6): boxes(m["objects"]["items"]) for m in published}
+    matched = total = 0
+    for path, groups in recorded:
+        # The file's time 0 is a source time: found from its first group with people.
+        first = next((t, objects) for t, objects in groups if objects)
+        offsets = [s - first[0] for s, b in times.items() if close(b, first[1])]
+        check("the first recorded group was published", offsets, first)
+        if not offsets:
+            continue
+        previous = None
+        for t, objects in groups:
+            published_there = times.get(round(t + offsets[0], 6))
+            if published_there is None:
+                # A fragment of the file restates the group that holds at its start.
+                check("a sample between groups restates the last", previous is None or close(previous, objects),
+                      (t, objects, previous))
+            elif objects:
+                total += 1
+                matched += close(published_there, objects)
+            previous = objects
+        exif = subprocess.check_output(["exiftool", "-ee", "-a", "-s3", "-MdtacomSightlineDetectedObjectType", path],
+                                       text=True).split()
+        check("exiftool reads the types", len(exif) >= sum(len(o) for _, o in groups) and set(exif) == {"humanBody"},
+              exif[:5])
+    check("recorded groups are the published ones at their times", total >= 20 and matched == total, (matched, total))
+
+    # A burned-in export draws them in the detectors' colour.
+    path, groups = recorded[0] if recorded else (None, [])
+    shown = next(((t, o) for t, o in groups if o and t > 1), None)
+    if path and shown:
+        out = os.path.join(work, "burned.mp4")
+        start = shown[0] - 0.5
+        subprocess.check_call([binary, "export", path, "--output", out, "--burn-in", "--from", str(start), "--to",
+                               str(start + 1), "--quiet"])
+        frame = subprocess.check_output(["ffmpeg", "-v", "error", "-ss", "0.5", "-i", out, "-frames:v", "1", "-f",
+                                         "rawvideo", "-pix_fmt", "rgb24", "-"])
+        width, height = 768, 576
+        _, x, y, w, h = shown[1][0]
+        row = int(round(y * height)) + 1
+        pixels = [frame[(row * width + c) * 3:(row * width + c) * 3 + 3]
+                  for c in range(int(x * width) + 4, int((x + w) * width) - 4)]
+        blue = sum(1 for r, g, b in pixels if b > 180 and r < 140)
+        check("the export draws the box's top edge in blue", blue >= len(pixels) * 0.6, (blue, len(pixels)))
+    print(f"{passed} passed, {failed} failed: plugged-in people detector")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
