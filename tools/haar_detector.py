@@ -18,10 +18,9 @@ import sys
 import time
 
 import cv2
-import numpy as np
 import zmq
 
-PROTOCOL_VERSION = 1
+from sightline_frames import PROTOCOL_VERSION, gray_frames
 IDENTIFIER = "mdta/com.example.haar-faces"
 
 
@@ -34,50 +33,32 @@ def main():
     args = parser.parse_args()
 
     cascade = cv2.CascadeClassifier(cv2.data.haarcascades + "haarcascade_frontalface_default.xml")
-    context = zmq.Context.instance()
-    frames = context.socket(zmq.SUB)
-    frames.connect(args.frames)
-    for kind in ("frames", "status"):
-        frames.setsockopt_string(zmq.SUBSCRIBE, f"{kind}/{args.source_id}/")
-    frames.setsockopt(zmq.RCVTIMEO, int(args.timeout * 1000))
-    out = context.socket(zmq.PUB)
+    out = zmq.Context.instance().socket(zmq.PUB)
     out.connect(args.metadata)
     topic = f"metadata/{args.source_id}/".encode()
 
     seq, analysed, with_faces, had_faces = 0, 0, 0, False
-    while True:
-        try:
-            parts = frames.recv_multipart()
-        except zmq.Again:
-            print("haar_detector: no message within the timeout", file=sys.stderr)
-            return 1
-        message = json.loads(parts[1])
-        if message.get("v") != PROTOCOL_VERSION:
-            continue
-        if message["kind"] == "status":
-            if message["status"]["state"] in ("stopped", "failed"):
-                break
-            continue
-        info = message["frame"]
-        if info["format"] != "gray8" or len(parts) < 3:
-            continue
-        image = np.frombuffer(parts[2], dtype=np.uint8).reshape(info["height"], info["width"])
-        faces = cascade.detectMultiScale(image, scaleFactor=1.1, minNeighbors=5, minSize=(20, 20))
-        analysed += 1
-        if len(faces) == 0 and not had_faces:
-            continue
-        w, h = info["width"], info["height"]
-        boxes = [[round(x / w, 4), round(y / h, 4), round(bw / w, 4), round(bh / h, 4)] for x, y, bw, bh in faces]
-        items = [{"identifier": IDENTIFIER, "dataType": "utf8", "value": json.dumps(boxes)}] if boxes else []
-        group = {
-            "v": PROTOCOL_VERSION, "kind": "metadata", "source": args.source_id, "seq": seq,
-            "time": message["time"], "wallTimeNs": message["wallTimeNs"],
-            "metadata": {"input": "haar", "items": items},
-        }
-        out.send_multipart([topic, json.dumps(group).encode()])
-        seq += 1
-        with_faces += 1 if boxes else 0
-        had_faces = bool(boxes)
+    try:
+        for message, image in gray_frames(args.frames, args.source_id, args.timeout):
+            faces = cascade.detectMultiScale(image, scaleFactor=1.1, minNeighbors=5, minSize=(20, 20))
+            analysed += 1
+            if len(faces) == 0 and not had_faces:
+                continue
+            h, w = image.shape
+            boxes = [[round(x / w, 4), round(y / h, 4), round(bw / w, 4), round(bh / h, 4)] for x, y, bw, bh in faces]
+            items = [{"identifier": IDENTIFIER, "dataType": "utf8", "value": json.dumps(boxes)}] if boxes else []
+            group = {
+                "v": PROTOCOL_VERSION, "kind": "metadata", "source": args.source_id, "seq": seq,
+                "time": message["time"], "wallTimeNs": message["wallTimeNs"],
+                "metadata": {"input": "haar", "items": items},
+            }
+            out.send_multipart([topic, json.dumps(group).encode()])
+            seq += 1
+            with_faces += 1 if boxes else 0
+            had_faces = bool(boxes)
+    except TimeoutError as error:
+        print(f"haar_detector: {error}", file=sys.stderr)
+        return 1
     print(json.dumps({"analysed": analysed, "withFaces": with_faces, "groups": seq}), flush=True)
     time.sleep(0.5)
     out.close(linger=1000)

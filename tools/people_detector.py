@@ -22,7 +22,7 @@ import cv2
 import numpy as np
 import zmq
 
-PROTOCOL_VERSION = 1
+from sightline_frames import PROTOCOL_VERSION, gray_frames
 
 
 def people(hog, image):
@@ -54,45 +54,27 @@ def main():
 
     hog = cv2.HOGDescriptor()
     hog.setSVMDetector(cv2.HOGDescriptor_getDefaultPeopleDetector())
-    context = zmq.Context.instance()
-    frames = context.socket(zmq.SUB)
-    frames.connect(args.frames)
-    for kind in ("frames", "status"):
-        frames.setsockopt_string(zmq.SUBSCRIBE, f"{kind}/{args.source_id}/")
-    frames.setsockopt(zmq.RCVTIMEO, int(args.timeout * 1000))
-    out = context.socket(zmq.PUB)
+    out = zmq.Context.instance().socket(zmq.PUB)
     out.connect(args.objects)
     topic = f"objects/{args.source_id}/".encode()
     log = open(args.log, "w") if args.log else None
 
     groups, with_people = 0, 0
-    while True:
-        try:
-            parts = frames.recv_multipart()
-        except zmq.Again:
-            print("people_detector: no message within the timeout", file=sys.stderr)
-            return 1
-        message = json.loads(parts[1])
-        if message.get("v") != PROTOCOL_VERSION:
-            continue
-        if message["kind"] == "status":
-            if message["status"]["state"] in ("stopped", "failed"):
-                break
-            continue
-        info = message["frame"]
-        if info["format"] != "gray8" or len(parts) < 3:
-            continue
-        image = np.frombuffer(parts[2], dtype=np.uint8).reshape(info["height"], info["width"])
-        items = people(hog, image)
-        group = {
-            "v": PROTOCOL_VERSION, "kind": "objects", "source": args.source_id, "time": message["time"],
-            "objects": {"detector": args.detector, "items": items},
-        }
-        out.send_multipart([topic, json.dumps(group).encode()])
-        if log:
-            log.write(json.dumps(group) + "\n")
-        groups += 1
-        with_people += 1 if items else 0
+    try:
+        for message, image in gray_frames(args.frames, args.source_id, args.timeout):
+            items = people(hog, image)
+            group = {
+                "v": PROTOCOL_VERSION, "kind": "objects", "source": args.source_id, "time": message["time"],
+                "objects": {"detector": args.detector, "items": items},
+            }
+            out.send_multipart([topic, json.dumps(group).encode()])
+            if log:
+                log.write(json.dumps(group) + "\n")
+            groups += 1
+            with_people += 1 if items else 0
+    except TimeoutError as error:
+        print(f"people_detector: {error}", file=sys.stderr)
+        return 1
     print(json.dumps({"groups": groups, "withPeople": with_people}), flush=True)
     time.sleep(0.5)
     out.close(linger=1000)

@@ -149,6 +149,14 @@ def main():
               exif[:5])
     check("recorded groups are the published ones at their times", total >= 20 and matched == total, (matched, total))
 
+    # A trimmed copy keeps the track, with the objects of its span.
+    if recorded:
+        path, groups = recorded[0]
+        trimmed = os.path.join(work, "trimmed.mov")
+        subprocess.check_call([binary, "export", path, "--output", trimmed, "--from", "1", "--to", "6", "--quiet"])
+        kept = recorded_groups(binary, trimmed)
+        check("a trim keeps the track", sum(1 for _, objects in kept if objects) >= 5, len(kept))
+
     # A burned-in export draws them in the detectors' colour.
     path, groups = recorded[0] if recorded else (None, [])
     shown = next(((t, o) for t, o in groups if o and t > 1), None)

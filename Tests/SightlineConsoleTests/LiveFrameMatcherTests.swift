@@ -70,6 +70,39 @@ import Testing
         #expect(released.first?[.faces]?.objects.map(\.id) == [4])
     }
 
+    func objects(_ n: Int, detector: String, _ ids: [Int]) -> Message {
+        let list = ids.map {
+            DetectedObject(
+                type: "humanBody", bounds: NormalizedRect(x: 0.1 * Double($0), y: 0.3, width: 0.1, height: 0.4),
+                label: "person", objectID: $0)
+        }
+        return Message(
+            kind: .objects, source: "cam1", time: time(n), wallTimeNs: wall(n),
+            objects: DetectedObjectGroup(detector: detector, items: list))
+    }
+
+    /// Detectors in other processes answer when they can: a frame does not wait for them,
+    /// and shows each one's latest objects up to its time, all of them together.
+    @Test func otherDetectorsObjectsAreDrawnWithoutHoldingFrames() {
+        var matcher = LiveFrameMatcher()
+        _ = matcher.addObjects(objects(2, detector: "people", [1, 2]), receivedNs: wall(2) + 1_000_000)
+        _ = matcher.addObjects(objects(3, detector: "dogs", [1]), receivedNs: wall(3) + 1_000_000)
+        _ = matcher.addFrame(frame(4), jpeg: [0], receivedNs: wall(4))
+        let released = matcher.addObjects(faces(4, []), receivedNs: wall(4) + 1_000_000)
+        let drawn = released.first?[.detectedObjects]
+        #expect(drawn?.objects.map(\.id) == [1, 1, 2])  // dogs, then people
+        #expect(drawn?.objects.map(\.type) == ["humanBody", "humanBody", "humanBody"])
+        #expect(drawn?.held == true)
+        // People leave; the dog stays.
+        _ = matcher.addObjects(objects(5, detector: "people", []), receivedNs: wall(5) + 1_000_000)
+        _ = matcher.addFrame(frame(6), jpeg: [0], receivedNs: wall(6))
+        let later = matcher.addObjects(faces(6, []), receivedNs: wall(6) + 1_000_000)
+        #expect(later.first?[.detectedObjects]?.objects.map(\.id) == [1])
+        var alone = LiveFrameMatcher()  // no detector in another process: no field
+        let first = alone.addFrame(frame(1), jpeg: [0], receivedNs: wall(1) + 1_000_000_000).first
+        #expect(first != nil && first?[.detectedObjects] == nil)
+    }
+
     @Test func withCodesOnAFrameWaitsForBothDetectors() {
         var matcher = LiveFrameMatcher()
         matcher.detections = ["faces", "barcodes"]

@@ -117,7 +117,8 @@ struct LiveFrameMatcher {
         var jpeg: [UInt8]
     }
 
-    /// Each kind's history, by the kind's name.
+    /// Each kind's history, by the kind's name; a detector in another process's by the
+    /// kind's name and its own (`detectedObjects/people`), as each publishes on its own.
     private(set) var histories: [String: DetectionHistory] = [:]
     /// What the source detects, from its status (`faces`, `barcodes`).
     var detections: Set<String> = [ObjectKind.faces.detection] {
@@ -140,7 +141,8 @@ struct LiveFrameMatcher {
         guard let time = message.time else { return [] }
         let lag = Int64(bitPattern: receivedNs &- message.wallTimeNs)
         if let kind = ObjectKind.carried(by: message.kind), let objects = kind.drawn(message) {
-            histories[kind.name, default: DetectionHistory()].add(time: time, objects: objects, lagNs: lag)
+            let key = message.objects.map { "\(kind.name)/\($0.detector)" } ?? kind.name
+            histories[key, default: DetectionHistory()].add(time: time, objects: objects, lagNs: lag)
         }
         return release(nowNs: receivedNs)
     }
@@ -174,6 +176,19 @@ struct LiveFrameMatcher {
         return watched.allSatisfy { ready(history($0)) }
     }
 
+    /// What detectors in other processes had at `time`, all together: a frame does not wait
+    /// for them (they answer when they can), so each shows its latest objects up to then.
+    private func otherDetectors(at time: MediaTime) -> [String: LiveDetections] {
+        let kind = ObjectKind.detectedObjects
+        let detectors = histories.filter { $0.key.hasPrefix(kind.name + "/") }.sorted { $0.key < $1.key }
+        guard !detectors.isEmpty else { return [:] }
+        let each = detectors.map { $0.value.detections(at: time) }
+        return [
+            kind.name: LiveDetections(
+                time: time.seconds, held: each.contains(where: \.held), objects: each.flatMap(\.objects))
+        ]
+    }
+
     private func frame(_ item: Pending) -> LiveFrame {
         let message = item.message
         let time = message.time ?? .zero
@@ -181,7 +196,8 @@ struct LiveFrameMatcher {
         return LiveFrame(
             source: message.source, seq: message.seq, time: time.seconds, wallTimeNs: message.wallTimeNs,
             width: info?.width ?? 0, height: info?.height ?? 0,
-            objects: Dictionary(uniqueKeysWithValues: watched.map { ($0.name, history($0).detections(at: time)) }),
+            objects: Dictionary(uniqueKeysWithValues: watched.map { ($0.name, history($0).detections(at: time)) })
+                .merging(otherDetectors(at: time)) { watched, _ in watched },
             jpeg: Data(item.jpeg).base64EncodedString())
     }
 }
