@@ -193,8 +193,9 @@ struct OverlayScript {
         var value: Value
     }
 
-    /// Each kind's spans, in the order of `ObjectKind.all`.
-    var objects: [(kind: ObjectKind, spans: [Span<[DrawnObject]>])] = ObjectKind.all.map { ($0, []) }
+    /// Each track's spans with its kind, in the order of `ObjectKind.all` (a kind may have a
+    /// track per detector).
+    var objects: [(kind: ObjectKind, spans: [Span<[DrawnObject]>])] = []
     var positions: [Span<String>] = []
     var orientations: [Span<Int>] = []
     /// The video's matrix, for a movie without an orientation track.
@@ -205,17 +206,15 @@ struct OverlayScript {
     init(_ source: ClipSource) throws {
         matrixOrientation = source.video.orientation
         for track in source.metadataTracks {
+            let kind = track.metadataFormat.flatMap(ObjectKind.recorded(in:))
+            var spans: [Span<[DrawnObject]>] = []
             let groups = try source.movie.metadataGroups(track: track.id)
             for (index, group) in groups.enumerated() {
                 let start = group.time.seconds
                 let end =
                     group.duration.map { start + $0.seconds }
                     ?? (index + 1 < groups.count ? groups[index + 1].time.seconds : source.duration)
-                for index in objects.indices {
-                    if let drawn = objects[index].kind.drawn(group.items) {
-                        objects[index].spans.append(Span(start: start, end: end, value: drawn))
-                    }
-                }
+                if let drawn = kind?.drawn(group.items) { spans.append(Span(start: start, end: end, value: drawn)) }
                 for item in group.items where ObjectKind.tracked(by: item.identifier) == nil {
                     if item.identifier == MetadataIdentifier.locationISO6709, case .string(let text) = item.value {
                         positions.append(Span(start: start, end: end, value: text))
@@ -226,7 +225,9 @@ struct OverlayScript {
                     }
                 }
             }
+            if let kind { objects.append((kind, spans)) }
         }
+        objects = ObjectKind.all.flatMap { kind in objects.filter { $0.kind.name == kind.name } }
     }
 
     static func value<Value>(_ spans: [Span<Value>], at seconds: Double) -> Value? {

@@ -71,4 +71,10 @@ package struct RGBImage: Sendable {
         let p = pixel(x, y)
         return p[1] > 170 && p[0] < 90 && p[2] < 150
     }
+
+    /// Near other detectors' sky blue, #30a0ff (after H.264 and back).
+    package func isDetectorBlue(_ x: Int, _ y: Int) -> Bool {
+        let p = pixel(x, y)
+        return p[2] > 180 && p[0] < 140
+    }
 }

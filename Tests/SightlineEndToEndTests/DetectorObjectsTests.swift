@@ -225,6 +225,20 @@ import Testing
                     "0.620000004768372 0.200000002980232 0.150000005960464 0.5",
                 ]
             })
+        // Burned in: both detectors' boxes at once, each along its top edge, in the
+        // detectors' blue.
+        let seconds = (Self.frame(two + 1) - start).seconds
+        let burned = directory.file("burned.mp4")
+        let export = try CommandLineTests().sightline(
+            ["export", file, "--output", burned, "--burn-in", "--from", "\(seconds - 0.5)", "--to", "\(seconds + 0.5)"])
+        #expect(export.status == 0, "\(export.stderrLines)")
+        let picture = try IndependentReaders.rgbFrame(burned, at: 0.5, width: 640, height: 480)
+        for box in [(x: 0.62, y: 0.2), (x: 0.8, y: 0.4)] {
+            let row = Int((box.y * 480).rounded())
+            let columns = Int(box.x * 640) + 6..<Int((box.x + 0.15) * 640) - 6
+            let blue = columns.filter { picture.isDetectorBlue($0, row) || picture.isDetectorBlue($0, row + 1) }
+            #expect(blue.count >= columns.count * 3 / 4, "\(box): \(blue.count) of \(columns.count)")
+        }
         let inspect = try CommandLineTests().sightline(["inspect", "--metadata", file]).stdout
         #expect(
             inspect.contains(

@@ -65,11 +65,17 @@ struct PlayerMetadata: Encodable, Sendable {
                 track: track.id, width: track.width, height: track.height, matrixOrientation: track.orientation,
                 frames: track.samples.count, duration: track.mediaDuration.seconds)
         }
+        var objectTracks: [(kind: String, groups: [Group<[DrawnObject]>])] = []
         for track in movie.tracks where track.metadataFormat != nil {
             let reader = try movie.metadataGroupReader(track: track.id)
-            while let group = try reader.next() {
-                add(group, kind: Self.kind(of: track))
-            }
+            let kind = Self.kind(of: track)
+            var objectGroups: [Group<[DrawnObject]>] = []
+            while let group = try reader.next() { add(group, kind: kind, objects: &objectGroups) }
+            if ObjectKind.all.contains(where: { $0.name == kind }) { objectTracks.append((kind, objectGroups)) }
+        }
+        for kind in ObjectKind.all {
+            let tracks = objectTracks.filter { $0.kind == kind.name }.map(\.groups)
+            if !tracks.isEmpty { groups[kind.name] = Self.merged(tracks) }
         }
         objects = ObjectKind.all.flatMap { kind in
             Self.appearances(kind: kind.objectName, groups[kind.name] ?? [], end: duration)
@@ -98,12 +104,14 @@ struct PlayerMetadata: Encodable, Sendable {
         }
     }
 
-    private mutating func add(_ group: TimedMetadataGroup, kind: String) {
+    /// One group of a track of `kind`: its objects, when the track is an object kind's, or
+    /// the location or orientation it holds.
+    private mutating func add(_ group: TimedMetadataGroup, kind: String, objects: inout [Group<[DrawnObject]>]) {
         let (t, d) = (group.time.seconds, group.duration?.seconds)
-        for kind in ObjectKind.all {
-            if let objects = kind.drawn(group.items) {
-                groups[kind.name, default: []].append(Group(t: t, d: d, v: objects))
-            }
+        if let objectKind = ObjectKind.all.first(where: { $0.name == kind }) {
+            // An empty group ends what its track showed.
+            objects.append(Group(t: t, d: d, v: objectKind.drawn(group.items) ?? []))
+            return
         }
         for item in group.items where ObjectKind.tracked(by: item.identifier) == nil {
             switch (item.identifier, item.value) {
@@ -117,13 +125,19 @@ struct PlayerMetadata: Encodable, Sendable {
         // An empty group ends what its track showed.
         if group.items.isEmpty {
             switch kind {
-            case let name where ObjectKind.all.contains(where: { $0.name == name }):
-                groups[name, default: []].append(Group(t: t, d: d, v: []))
             case "location": location.append(Group(t: t, d: d, v: nil))
             case "orientation": orientation.append(Group(t: t, d: d, v: nil))
             default: break
             }
         }
+    }
+
+    /// A kind's tracks (a detector's each) as one list of groups: at each time any of them
+    /// starts a group, what all of them show then.
+    private static func merged(_ tracks: [[Group<[DrawnObject]>]]) -> [Group<[DrawnObject]>] {
+        guard tracks.count > 1 else { return tracks.first ?? [] }
+        let starts = Set(tracks.flatMap { $0.map(\.t) }).sorted()
+        return starts.map { t in Group(t: t, d: nil, v: tracks.flatMap { $0.active(at: t) ?? [] }) }
     }
 
     private static func kind(of track: MovieTrack) -> String {
