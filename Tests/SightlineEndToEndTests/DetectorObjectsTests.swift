@@ -19,6 +19,9 @@ import Testing
     /// The frame times the client sends: the sample's frames are n/30 s.
     static func frame(_ number: Int) -> MediaTime { MediaTime(value: Int64(number), timescale: 30) }
 
+    /// How long a detector's objects stay after its last group: 10 s.
+    static let holdFrames = 300
+
     /// A person box at `x`, and the same shape for anything else.
     static func box(_ x: Double, _ y: Double = 0.2) -> String {
         #"{"x":\#(x),"y":\#(y),"width":0.15,"height":0.5}"#
@@ -42,6 +45,9 @@ import Testing
         configuration.detection.detectors = [.codes]
         configuration.video.mode = .always
         configuration.bus.metadataIn = input
+        // Long enough that a test task a loaded machine leaves waiting still keeps its
+        // objects in view until it lets them go.
+        configuration.bus.objectsHold = MediaTime(value: Int64(Self.holdFrames), timescale: 30)
         let pipeline = try AnalysisPipeline(configuration: configuration, logger: logger)
         let subscriber = try Subscriber(
             endpoints: [configuration.bus.endpoint],
@@ -101,7 +107,7 @@ import Testing
                 && pipeline.counters.metadataIn?.rejected["badDetector"] != nil
                 && pipeline.counters.objectsIn?["forklifts"]?.groups == people().groups - 1
         }
-        // The detector goes quiet: a second of media time after its last group, its objects
+        // The detector goes quiet: the hold after its last group (in media time), its objects
         // leave, and what it sends for that second afterwards is late.
         var live: [ReceivedMessage] = []
         let deadline = ContinuousClock.now + .seconds(60)
@@ -151,11 +157,11 @@ import Testing
         #expect(groups.dropLast(5).allSatisfy { $0.1 == [1] })
         #expect(
             groups.suffix(5).dropLast().map(\.0) == [
-                Self.frame(two), Self.frame(two + 1), Self.frame(two + 1 + 30), Self.frame(again),
+                Self.frame(two), Self.frame(two + 1), Self.frame(two + 1 + Self.holdFrames), Self.frame(again),
             ])
         #expect(groups.suffix(5).map(\.1) == [[1, 2], [1, 2], [], [3], []])
         let forkliftGroups = published("forklifts")
-        #expect(forkliftGroups.suffix(2).map(\.0) == [Self.frame(two + 1), Self.frame(two + 1 + 30)])
+        #expect(forkliftGroups.suffix(2).map(\.0) == [Self.frame(two + 1), Self.frame(two + 1 + Self.holdFrames)])
         #expect(forkliftGroups.dropLast().allSatisfy { $0.1 == [1] } && forkliftGroups.last?.1 == [])
 
         let events = messages.compactMap { message in message.event.map { (message.time, $0) } }
@@ -165,7 +171,7 @@ import Testing
         #expect(enters.allSatisfy { $0.1.object == "humanBody" && $0.1.item?.label == "person" })
         let leaves = events.filter { $0.1.change == .leave && $0.1.detector == "people" }
         #expect(leaves.map(\.1.id).sorted() == [1, 2, 3])
-        #expect(leaves.filter { $0.1.id != 3 }.allSatisfy { $0.0 == Self.frame(two + 1 + 30) })
+        #expect(leaves.filter { $0.1.id != 3 }.allSatisfy { $0.0 == Self.frame(two + 1 + Self.holdFrames) })
         #expect(leaves.first { $0.1.id == 2 }?.1.item?.bounds.x == 0.62)  // as last seen
         let forkliftEvents = events.filter { $0.1.detector == "forklifts" }.map { ($0.1.change, $0.1.object, $0.1.id) }
         #expect(forkliftEvents.map(\.0) == [.enter, .leave])
@@ -206,7 +212,10 @@ import Testing
         let sent = groups.filter { $0.0 >= stated[stated.startIndex].0 + start }.prefix(stated.count)
         #expect(stated.map { $0.0 + start } == sent.map(\.0))
         #expect(stated.map { $0.1.map(\.objectID) } == sent.map(\.1))
-        #expect(Set(stated.map { $0.0 + start }).isSuperset(of: [Self.frame(two + 1), Self.frame(two + 31)]))
+        #expect(
+            Set(stated.map { $0.0 + start }).isSuperset(of: [
+                Self.frame(two + 1), Self.frame(two + 1 + Self.holdFrames),
+            ]))
         let pair = try #require(recorded.first { $0.0 + start == Self.frame(two + 1) }?.1)
         #expect(pair.map(\.type) == ["humanBody", "humanBody"] && pair.map(\.label) == ["person", "person"])
         #expect(
