@@ -96,7 +96,7 @@ def main():
     sent_by_time = {json.dumps(g["time"], sort_keys=True): g for g in sent}
     published = [m for m in messages if m["kind"] == "objects"]
     with_people = [m for m in published if m["objects"]["items"]]
-    check("the detector found people", sum(1 for g in sent if g["objects"]["items"]) >= 20, len(sent))
+    check("the detector found people", sum(1 for g in sent if g["objects"]["items"]) >= 10, len(sent))
 
     # Every group taken is published at its frame's time, with the detector's boxes and IDs.
     unmatched = [m for m in with_people if not close(
@@ -147,7 +147,7 @@ def main():
                                        text=True).split()
         check("exiftool reads the types", len(exif) >= sum(len(o) for _, o in groups) and set(exif) == {"humanBody"},
               exif[:5])
-    check("recorded groups are the published ones at their times", total >= 20 and matched == total, (matched, total))
+    check("recorded groups are the published ones at their times", total >= 10 and matched == total, (matched, total))
 
     # A trimmed copy keeps the track, with the objects of its span.
     if recorded:
@@ -155,7 +155,7 @@ def main():
         trimmed = os.path.join(work, "trimmed.mov")
         subprocess.check_call([binary, "export", path, "--output", trimmed, "--from", "1", "--to", "6", "--quiet"])
         kept = recorded_groups(binary, trimmed)
-        check("a trim keeps the track", sum(1 for _, objects in kept if objects) >= 5, len(kept))
+        check("a trim keeps the track", sum(1 for _, objects in kept if objects) >= 3, len(kept))
 
     # A burned-in export draws them in the detectors' colour.
     path, groups = recorded[0] if recorded else (None, [])
