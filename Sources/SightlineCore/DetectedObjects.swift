@@ -113,31 +113,21 @@ extension NormalizedRect {
     }
 }
 
-/// Why a detector's group was refused; `reason` names it in counters and logs.
-package struct DetectedObjectsError: Error, Equatable, CustomStringConvertible {
-    private enum Kind: Equatable {
-        case badDetector
-        case tooManyObjects(Int)
-        case badType(Int)
-        case badBounds(Int)
-        case badConfidence(Int)
-        case badLabel(Int)
-        case badID(Int)
-    }
-    private let kind: Kind
-
-    static let badDetector = DetectedObjectsError(kind: .badDetector)
-    static func tooManyObjects(_ count: Int) -> Self { Self(kind: .tooManyObjects(count)) }
-    static func badType(_ index: Int) -> Self { Self(kind: .badType(index)) }
-    static func badBounds(_ index: Int) -> Self { Self(kind: .badBounds(index)) }
-    static func badConfidence(_ index: Int) -> Self { Self(kind: .badConfidence(index)) }
-    static func badLabel(_ index: Int) -> Self { Self(kind: .badLabel(index)) }
-    static func badID(_ index: Int) -> Self { Self(kind: .badID(index)) }
+/// Why a detector's group was refused; `reason` names it in counters and logs, and each
+/// case but the first carries the count or the index of the item at fault.
+package enum DetectedObjectsError: Error, Equatable, CustomStringConvertible {
+    case badDetector
+    case tooManyObjects(Int)
+    case badType(Int)
+    case badBounds(Int)
+    case badConfidence(Int)
+    case badLabel(Int)
+    case badID(Int)
 
     /// A short, bounded name for counting: `badDetector`, `tooManyObjects`, `badType`,
     /// `badBounds`, `badConfidence`, `badLabel`, `badID`.
     package var reason: String {
-        switch kind {
+        switch self {
         case .badDetector: "badDetector"
         case .tooManyObjects: "tooManyObjects"
         case .badType: "badType"
@@ -149,7 +139,7 @@ package struct DetectedObjectsError: Error, Equatable, CustomStringConvertible {
     }
 
     package var description: String {
-        switch kind {
+        switch self {
         case .badDetector: "a detector is named by 1-64 letters, digits, '.', '_' or '-'"
         case .tooManyObjects(let count):
             "\(count) objects in a group, more than \(DetectedObjectGroup.maximumObjects)"

@@ -134,7 +134,15 @@ public struct ZeroWhenAbsent: Sendable, Codable, Equatable {
 extension KeyedDecodingContainer {
     /// An absent `ZeroWhenAbsent` field is 0, not an error.
     public func decode(_ type: ZeroWhenAbsent.Type, forKey key: Key) throws -> ZeroWhenAbsent {
-        try decodeIfPresent(type, forKey: key) ?? ZeroWhenAbsent(wrappedValue: 0)
+        try decodeIfPresent(UInt64.self, forKey: key).map(ZeroWhenAbsent.init) ?? ZeroWhenAbsent(wrappedValue: 0)
+    }
+}
+
+extension KeyedEncodingContainer {
+    /// A `ZeroWhenAbsent` field is written as the number itself, as a `UInt64` field is,
+    /// without an encoder of its own: every message on the bus has two.
+    public mutating func encode(_ value: ZeroWhenAbsent, forKey key: Key) throws {
+        try encode(value.wrappedValue, forKey: key)
     }
 }
 

@@ -71,7 +71,7 @@ final class DetectorInputs: Sendable {
     /// What became of a group.
     enum Outcome {
         case taken
-        /// Not after the detector's last group, or after its objects were let go (counted).
+        /// Not after the detector's last group, or after its objects were let go.
         case late
         /// From a detector beyond `maximumDetectors` (for the caller to count).
         case tooManyDetectors
@@ -81,10 +81,7 @@ final class DetectorInputs: Sendable {
     func take(_ group: DetectedObjectGroup, time: MediaTime, wallTimeNs: UInt64) -> Outcome {
         detectors.withLock { detectors in
             guard let name = admitted(group.detector, &detectors) else { return .tooManyDetectors }
-            if let publishedUpTo = detectors[name]!.publishedUpTo, time <= publishedUpTo {
-                detectors[name]!.counters.rejected["late", default: 0] += 1
-                return .late
-            }
+            if let publishedUpTo = detectors[name]!.publishedUpTo, time <= publishedUpTo { return .late }
             publish(group.items, of: name, at: (time, wallTimeNs), &detectors[name]!)
             return .taken
         }

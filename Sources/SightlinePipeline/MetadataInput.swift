@@ -164,9 +164,7 @@ final class MetadataInput: Sendable {
             switch detectors.take(group, time: time, wallTimeNs: wallTime) {
             case .taken: break
             case .late:
-                receiving.log.warning(
-                    "objects from \(group.detector) rejected: not after its last group, or after its objects were let go; dropped",
-                    reason: "late", metadata: ["source": "\(sourceID)", "reason": "late"])
+                reject("late", "not after its last group, or after its objects were let go", detector, &receiving.log)
             case .tooManyDetectors:
                 reject(
                     "tooManyDetectors", "more than \(configuration.detectors.maximumDetectors) detectors", nil,

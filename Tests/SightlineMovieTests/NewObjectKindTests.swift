@@ -20,7 +20,7 @@ extension ObjectKind {
             return RecordedObjects(items: [item], usesExtraFields: false)
         },
         drawMessage: { message in (try? message.metadata?.validated())?.first.flatMap(people) },
-        drawItems: { items in items.first.flatMap(people) }, label: { "person #\($0.id)" })
+        drawItems: { items in items.first.flatMap(people) ?? [] }, label: { "person #\($0.id)" })
 
     /// An item's boxes, numbered from 1.
     private static func people(_ item: MetadataItem) -> [DrawnObject]? {

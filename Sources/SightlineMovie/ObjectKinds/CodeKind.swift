@@ -19,13 +19,11 @@ extension ObjectKind {
         },
         drawMessage: { message in message.codes?.map { drawn(MachineReadableCodeRecord($0)) } },
         drawItems: { items in
-            items.isEmpty
-                ? nil
-                : items.flatMap { item -> [DrawnObject] in
-                    guard case .string(let json) = item.value else { return [] }
-                    let decoded = try? JSONDecoder().decode([MachineReadableCodeRecord].self, from: Data(json.utf8))
-                    return (decoded ?? []).map(drawn)
-                }
+            items.flatMap { item -> [DrawnObject] in
+                guard case .string(let json) = item.value else { return [] }
+                let decoded = try? JSONDecoder().decode([MachineReadableCodeRecord].self, from: Data(json.utf8))
+                return (decoded ?? []).map(drawn)
+            }
         },
         label: { code in code.text ?? "" })
 

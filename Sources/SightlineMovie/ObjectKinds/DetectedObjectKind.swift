@@ -15,7 +15,7 @@ extension ObjectKind {
                 track: (trackIdentifier(of: group.detector), .detectedObjects))
         },
         drawMessage: { message in message.objects?.items.map(drawn) },
-        drawItems: { items in items.isEmpty ? nil : detectedObjects(in: items).map(drawn) },
+        drawItems: { items in detectedObjects(in: items).map(drawn) },
         label: { object in "\(object.text ?? object.type ?? "") #\(object.id)" })
 
     /// What the recorder calls a detector's track (the file's keys are every detector's):

@@ -20,11 +20,9 @@ extension ObjectKind {
             message.faces?.map { drawn(id: $0.faceID, bounds: $0.bounds, name: $0.identity?.name) }
         },
         drawItems: { items in
-            items.isEmpty
-                ? nil
-                : items.flatMap { $0.detectedFaceRecords ?? [] }.map {
-                    drawn(id: $0.faceID, bounds: $0.bounds, name: $0.identity?.name)
-                }
+            items.flatMap { $0.detectedFaceRecords ?? [] }.map {
+                drawn(id: $0.faceID, bounds: $0.bounds, name: $0.identity?.name)
+            }
         },
         label: { face in "\(face.name.map { "\($0) " } ?? "")#\(face.id)" })
 

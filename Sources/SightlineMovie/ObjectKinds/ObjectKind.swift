@@ -17,7 +17,8 @@ package struct ObjectKind: Sendable {
     package let detection: String
     package let messageKind: MessageKind
     /// The timed-metadata track that records the kind: its identifier and format. A kind
-    /// with a track per detector names each `<trackIdentifier>.<detector>`.
+    /// with a track per detector names each with an identifier that begins
+    /// `<trackIdentifier>.` (see `holds`).
     package let trackIdentifier: String
     package let trackFormat: MetadataTrackFormat
     /// Whether every recording declares the track, found or not (faces, as iOS does);
@@ -32,7 +33,7 @@ package struct ObjectKind: Sendable {
     package let snapshotsAppearances: Bool
     private let recordItems: @Sendable (Message) -> RecordedObjects?
     private let drawMessage: @Sendable (Message) -> [DrawnObject]?
-    private let drawItems: @Sendable ([MetadataItem]) -> [DrawnObject]?
+    private let drawItems: @Sendable ([MetadataItem]) -> [DrawnObject]
     private let labelObject: @Sendable (DrawnObject) -> String
 
     /// A message's objects as one group of the kind's track.
@@ -52,7 +53,7 @@ package struct ObjectKind: Sendable {
         snapshotsAppearances: Bool = false,
         record: @escaping @Sendable (Message) -> RecordedObjects?,
         drawMessage: @escaping @Sendable (Message) -> [DrawnObject]?,
-        drawItems: @escaping @Sendable ([MetadataItem]) -> [DrawnObject]?,
+        drawItems: @escaping @Sendable ([MetadataItem]) -> [DrawnObject],
         label: @escaping @Sendable (DrawnObject) -> String
     ) {
         self.name = name
@@ -106,7 +107,10 @@ package struct ObjectKind: Sendable {
 
     /// A recorded group's objects as the player and burn-in draw them; nil when none of its
     /// items is of this kind.
-    package func drawn(_ items: [MetadataItem]) -> [DrawnObject]? { drawItems(items.filter { holds($0.identifier) }) }
+    package func drawn(_ items: [MetadataItem]) -> [DrawnObject]? {
+        let own = items.filter { holds($0.identifier) }
+        return own.isEmpty ? nil : drawItems(own)
+    }
 
     /// The text shown above an object's box.
     package func label(_ object: DrawnObject) -> String { labelObject(object) }
