@@ -21,14 +21,11 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 
 import zmq
 from PIL import Image
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
+
+from sightline_browser import browser, free_port, http, player_at, screenshot, serving, wait_for
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/debug/sightline")
@@ -46,50 +43,6 @@ def check(name, condition, detail=""):
     else:
         failed += 1
         print(f"FAILED: {name} {detail}", file=sys.stderr)
-
-
-def wait_for(condition, timeout=60, step=0.1, what="a condition"):
-    """Polls until condition() is truthy, returning its value; a busy machine only makes it slower."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"gave up waiting for {what}")
-        time.sleep(step)
-
-
-def free_port():
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def http(url, headers=None, data=None):
-    request = urllib.request.Request(url, headers=headers or {}, data=data)
-    opener = urllib.request.build_opener(NoRedirect)
-    try:
-        with opener.open(request, timeout=30) as response:
-            return response.status, dict(response.headers), response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, dict(error.headers), error.read()
-
-
-def serving(base, process):
-    """Whether the console answers; a console that exited ends the wait (its error shows)."""
-    if process.poll() is not None:
-        raise RuntimeError(f"the console exited with {process.returncode}")
-    try:
-        return http(base + "/health")[0] == 200
-    except urllib.error.URLError:
-        return False
-
-
-class NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args, **kwargs):
-        return None
 
 
 class FacesCollector(threading.Thread):
@@ -111,15 +64,6 @@ class FacesCollector(threading.Thread):
                 t = message["time"]["value"] / message["time"]["timescale"]
                 self.by_time[round(t, 6)] = [
                     (f["faceID"], [f["bounds"][k] for k in ("x", "y", "width", "height")]) for f in message["faces"]]
-
-
-def browser():
-    options = Options()
-    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1200,1100",
-                     "--disable-dev-shm-usage", "--force-device-scale-factor=1", "--hide-scrollbars"]:
-        options.add_argument(argument)
-    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    return webdriver.Chrome(options=options, service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"))
 
 
 def rects(driver, selector="#overlay rect"):
@@ -177,10 +121,6 @@ def player_matches_file(driver, groups):
 
 def close(a, b, tolerance=1e-4):
     return len(a) == len(b) and all(abs(x - y) <= tolerance for x, y in zip(a, b))
-
-
-def screenshot(driver):
-    return Image.open(io.BytesIO(driver.get_screenshot_as_png())).convert("RGB")
 
 
 def is_green(pixel):
@@ -337,11 +277,7 @@ def main():
         inside = [start for start, end, faces in groups if faces and all(
             0.02 <= x and x + w <= 0.98 and 0.02 <= y and y + h <= 0.98 for _, (x, y, w, h) in faces)]
         t = (inside or face_times)[len(inside or face_times) // 2] + 0.01
-        driver.get(f"{base}/recordings/{recording['name']}?t={t:.3f}")
-        wait_for(lambda: driver.execute_script(
-            f"const o = document.getElementById('overlay'); return o.dataset.mediaTime !== undefined && "
-            f"Math.abs(Number(o.dataset.mediaTime) - {t}) < 0.05 && document.getElementById('video').readyState >= 2"),
-            what="the player at ?t=")
+        player_at(driver, base, recording['name'], t)
         check(f"player at ?t={t:.3f} shows the file's faces", *player_matches_file(driver, groups))
         check("the player opens paused", driver.execute_script("return document.getElementById('video').paused"))
         boxes = [r[2] for r in rects(driver)]

@@ -4,16 +4,21 @@ detector (tools/people_detector.py) on real pedestrian footage (Debian's vtest.a
 a `sightline run`'s frames and sends `humanBody` objects back. Checks that the source
 publishes every group it took at its frame's time with Sightline's IDs, that people enter
 and leave, that the recording's track holds the same objects at the same times (read by
-`sightline inspect` and by exiftool), and that a burned-in export draws their boxes.
+`sightline inspect` and by exiftool), that the console's player in Chromium draws them where
+the file has them and lists them on its timeline, and that its snapshots and a burned-in
+export draw their boxes.
 
   python3 tools/test-people.py .build/debug/sightline
 """
+import io
 import json
 import os
-import socket
+import signal
 import subprocess
 import sys
 import tempfile
+
+from sightline_browser import browser, free_port, http, player_at, screenshot, serving, wait_for
 
 here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 passed = failed = 0
@@ -26,12 +31,6 @@ def check(name, ok, detail=""):
     else:
         failed += 1
         print(f"people: FAILED: {name} {detail}"[:2000], file=sys.stderr)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def boxes(items):
@@ -68,6 +67,73 @@ def recorded_tracks(binary, path):
     tracks = json.loads(subprocess.check_output([binary, "inspect", "--json", path]))["tracks"]
     return [t["id"] for t in tracks
             if any(k["identifier"] == "mdta/com.sightline.detected-object.detector" for k in t.get("keys", []))]
+
+
+PERSON_BLUE = (48, 160, 255)  # humanBody's colour
+
+
+def is_blue(pixel):
+    return all(abs(p - q) <= 60 for p, q in zip(pixel, PERSON_BLUE))
+
+
+def top_edge_is_blue(image, left, top, width):
+    """Most of a box's top edge, in pixels of `image`, is drawn in the person colour."""
+    columns = range(int(left) + 4, int(left + width) - 4)
+    blue = sum(1 for c in columns if any(is_blue(image.getpixel((c, round(top) + d))) for d in (-1, 0, 1, 2)))
+    return blue >= len(columns) * 0.6, (blue, len(columns))
+
+
+def check_player(binary, work, path, groups):
+    """The console's player in Chromium draws the file's people at the time it shows, each
+    as an SVG rect with its ID, type and bounds, in the person colour; its timeline has a lane
+    for each person; a snapshot draws them too."""
+    from PIL import Image
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    console = subprocess.Popen([binary, "console", "--recordings", os.path.dirname(path), "--listen",
+                                f"127.0.0.1:{port}", "--log-level", "warning"])
+    driver = None
+    try:
+        wait_for(lambda: serving(base, console), what="the console")
+        driver = browser()
+        name = os.path.basename(path)
+        # A moment with people wholly inside the picture, past the file's first second.
+        inside = [(t, objects) for t, objects in groups if objects and t > 1 and all(
+            0.01 <= x and x + w <= 0.99 and 0.01 <= y and y + h <= 0.99 for _, x, y, w, h in objects)]
+        t, _ = inside[len(inside) // 2]
+        player_at(driver, base, name, t + 0.01)
+        shown_at = float(driver.execute_script("return document.getElementById('overlay').dataset.mediaTime"))
+        expected = next((objects for start, objects in reversed(groups) if start <= shown_at + 1e-6), [])
+        drawn = driver.execute_script(
+            "return [...document.querySelectorAll('#overlay rect')].map(r => [Number(r.dataset.objectId), "
+            "r.dataset.objectType, r.dataset.bounds.split(' ').map(Number), getComputedStyle(r).stroke, "
+            "(b => [b.left, b.top, b.width, b.height])(r.getBoundingClientRect())])")
+        check("the player draws the file's people at the time it shows",
+              [d[0] for d in drawn] == [o[0] for o in expected] and all(
+                  d[1] == "humanBody" and all(abs(p - q) < 1e-4 for p, q in zip(d[2], o[1:]))
+                  for d, o in zip(drawn, expected)) and drawn, (shown_at, drawn, expected))
+        check("in the person colour", all(d[3] == "rgb(48, 160, 255)" for d in drawn), [d[3] for d in drawn])
+        image = screenshot(driver)
+        edges = [top_edge_is_blue(image, *d[4][:3]) for d in drawn]
+        check("a screenshot shows each box's top edge", edges and all(e[0] for e in edges), edges)
+        lanes = driver.execute_script(
+            "return [...document.querySelectorAll('#timeline .lane[data-object-type=humanBody]')]"
+            ".map(l => l.querySelector('.label').textContent)")
+        ids = sorted({o[0] for _, objects in groups for o in objects})
+        check("the timeline has a lane for each person", sorted(int(l.split()[1]) for l in lanes) == ids
+              and all(l.startswith("humanBody ") and l.endswith(" person") for l in lanes), (lanes, ids))
+        status, _, jpeg = http(f"{base}/api/recordings/{name}/snapshot?t={t + 0.01:.3f}")
+        snap = Image.open(io.BytesIO(jpeg)).convert("RGB") if status == 200 else None
+        width, height = snap.size if snap else (0, 0)
+        shown = next((objects for start, objects in reversed(groups) if start <= t + 0.01), [])
+        edges = [top_edge_is_blue(snap, x * width, y * height, w * width) for _, x, y, w, h in shown] if snap else []
+        check("a snapshot draws each person's box", status == 200 and edges and all(e[0] for e in edges),
+              (status, edges))
+    finally:
+        if driver:
+            driver.quit()
+        console.send_signal(signal.SIGTERM)
+        console.wait(timeout=30)
 
 
 def main():
@@ -174,6 +240,8 @@ def main():
                   for c in range(int(x * width) + 4, int((x + w) * width) - 4)]
         blue = sum(1 for r, g, b in pixels if b > 180 and r < 140)
         check("the export draws the box's top edge in blue", blue >= len(pixels) * 0.6, (blue, len(pixels)))
+    if recorded:
+        check_player(binary, work, *recorded[0])
     print(f"{passed} passed, {failed} failed: plugged-in people detector")
     return 1 if failed else 0
 

@@ -21,8 +21,10 @@ package final class ObjectTracker<Object: TrackableObject> {
 
     package var minimumOverlap: Double
     package var maximumMissedFrames: Int
+    /// The ID the next new object gets. Trackers that hand it on to each other (a source's
+    /// detectors) never give two objects the same ID.
+    package var nextID = 1
     private var tracks: [Track] = []
-    private var nextID = 1
 
     private struct Track {
         var object: Object

@@ -254,8 +254,8 @@ struct OverlayPainter {
     func draw(_ script: OverlayScript, at seconds: Double, on picture: PixelBuffer) {
         let orientation = script.orientation(at: seconds)
         for (kind, spans) in script.objects {
-            let colour = kind.colour.ycbcr
             for object in OverlayScript.value(spans, at: seconds) ?? [] {
+                let colour = kind.colour(of: object).ycbcr
                 let rect = object.rect.oriented(orientation)
                 picture.strokeRect(rect, colour: colour, thickness: thickness)
                 label(kind.label(object), above: rect, colour: colour, on: picture)

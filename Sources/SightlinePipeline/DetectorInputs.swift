@@ -29,7 +29,15 @@ final class DetectorInputs: Sendable {
     private let publisher: Publisher
     private let sourceID: String
     private let logger: Logger
-    private let detectors = Mutex([String: Detector]())
+    private let state = Mutex(State())
+
+    private struct State {
+        var detectors: [String: Detector] = [:]
+        /// The ID the next new object of any detector gets: a source's objects have IDs of
+        /// their own whichever detector found them, as its events and recordings' players
+        /// tell objects apart by ID.
+        var nextObjectID = 1
+    }
 
     /// What the input keeps of one detector.
     private struct Detector {
@@ -54,16 +62,16 @@ final class DetectorInputs: Sendable {
 
     /// What each detector sent so far; nil before any did. Any thread.
     var counters: [String: DetectorCounters]? {
-        detectors.withLock { $0.isEmpty ? nil : $0.mapValues(\.counters) }
+        state.withLock { $0.detectors.isEmpty ? nil : $0.detectors.mapValues(\.counters) }
     }
 
     /// Counts a group of `detector`'s that was dropped for `reason`; false when the detector
     /// cannot be counted apart (its name is not valid, or there are too many), and the caller
     /// counts it with the input's own rejections.
     func countRejected(_ reason: String, detector: String) -> Bool {
-        detectors.withLock { detectors in
-            guard let name = admitted(detector, &detectors) else { return false }
-            detectors[name]!.counters.rejected[reason, default: 0] += 1
+        state.withLock { state in
+            guard let name = admitted(detector, &state.detectors) else { return false }
+            state.detectors[name]!.counters.rejected[reason, default: 0] += 1
             return true
         }
     }
@@ -79,10 +87,11 @@ final class DetectorInputs: Sendable {
 
     /// Tracks and publishes one checked group of objects in the frame at `time`.
     func take(_ group: DetectedObjectGroup, time: MediaTime, wallTimeNs: UInt64) -> Outcome {
-        detectors.withLock { detectors in
-            guard let name = admitted(group.detector, &detectors) else { return .tooManyDetectors }
-            if let publishedUpTo = detectors[name]!.publishedUpTo, time <= publishedUpTo { return .late }
-            publish(group.items, of: name, at: (time, wallTimeNs), &detectors[name]!)
+        state.withLock { state in
+            guard let name = admitted(group.detector, &state.detectors) else { return .tooManyDetectors }
+            if let publishedUpTo = state.detectors[name]!.publishedUpTo, time <= publishedUpTo { return .late }
+            publish(
+                group.items, of: name, at: (time, wallTimeNs), &state.detectors[name]!, nextID: &state.nextObjectID)
             return .taken
         }
     }
@@ -90,10 +99,10 @@ final class DetectorInputs: Sendable {
     /// Lets go of the objects of every detector that has sent nothing for `hold` of media
     /// time before the source's newest frame (`newest`).
     func expire(newest: MediaTime) {
-        detectors.withLock { detectors in
-            for name in detectors.keys {
-                guard let last = detectors[name]!.last, newest >= last.time + configuration.hold else { continue }
-                letGo(of: name, at: last.time + configuration.hold, wallTimeNs: last.wallTimeNs, &detectors[name]!)
+        state.withLock { state in
+            for name in state.detectors.keys {
+                guard let last = state.detectors[name]!.last, newest >= last.time + configuration.hold else { continue }
+                letGo(of: name, at: last.time + configuration.hold, wallTimeNs: last.wallTimeNs, &state.detectors[name]!)
             }
         }
     }
@@ -101,11 +110,11 @@ final class DetectorInputs: Sendable {
     /// Every object leaves: the input stops. `newest`: the source's newest frame, where their
     /// time ends unless their hold ends sooner.
     func finish(newest: MediaTime?) {
-        detectors.withLock { detectors in
-            for name in detectors.keys {
-                guard let last = detectors[name]!.last else { continue }
+        state.withLock { state in
+            for name in state.detectors.keys {
+                guard let last = state.detectors[name]!.last else { continue }
                 let end = min(last.time + configuration.hold, max(newest ?? last.time, last.time))
-                letGo(of: name, at: end, wallTimeNs: last.wallTimeNs, &detectors[name]!)
+                letGo(of: name, at: end, wallTimeNs: last.wallTimeNs, &state.detectors[name]!)
             }
         }
     }
@@ -125,9 +134,11 @@ final class DetectorInputs: Sendable {
 
     private func publish(
         _ items: [DetectedObject], of name: String, at frame: (time: MediaTime, wallTimeNs: UInt64),
-        _ detector: inout Detector
+        _ detector: inout Detector, nextID: inout Int
     ) {
+        detector.tracker.nextID = nextID
         let update = detector.tracker.update(items, time: frame.time)
+        nextID = detector.tracker.nextID
         detector.last = frame
         detector.publishedUpTo = frame.time
         detector.counters.groups += 1

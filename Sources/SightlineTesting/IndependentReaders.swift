@@ -72,9 +72,8 @@ package struct RGBImage: Sendable {
         return p[1] > 170 && p[0] < 90 && p[2] < 150
     }
 
-    /// Near other detectors' sky blue, #30a0ff (after H.264 and back).
-    package func isDetectorBlue(_ x: Int, _ y: Int) -> Bool {
-        let p = pixel(x, y)
-        return p[2] > 180 && p[0] < 140
+    /// Near `colour` in each channel (after H.264 and back).
+    package func isNear(_ colour: RGBColour, _ x: Int, _ y: Int) -> Bool {
+        zip(pixel(x, y), [colour.red, colour.green, colour.blue]).allSatisfy { abs($0 - Int($1)) <= 60 }
     }
 }

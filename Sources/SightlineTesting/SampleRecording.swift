@@ -84,30 +84,38 @@ package struct SampleRecording {
                     ]),
                 toMetadataTrack: 2)
         }
-        var nextFrame = 0
         var hadFaces = false
+        try appendVideo(to: writer) { frame, time in
+            let faces = Self.faces(onFrame: frame)
+            if !faces.isEmpty || hadFaces {
+                try writer.append(
+                    TimedMetadataGroup(time: time, items: faces.isEmpty ? [] : [.detectedFaces(faces)]),
+                    toMetadataTrack: 0)
+            }
+            hadFaces = !faces.isEmpty
+            if frame == 60 || frame == 120 {
+                let items =
+                    frame == 60
+                    ? [
+                        MetadataItem(
+                            identifier: MetadataIdentifier.detectedMachineReadableCodes, dataType: .utf8,
+                            value: .string(Self.barcodeJSON))
+                    ]
+                    : []
+                try writer.append(TimedMetadataGroup(time: time, items: items), toMetadataTrack: 3)
+            }
+        }
+        if finish { try writer.finish() }
+        return writer
+    }
+
+    /// Appends the clip's video to `writer`, calling `metadata` with each frame's number and
+    /// time once the video has reached it, as a recorder appends a frame's metadata.
+    package func appendVideo(to writer: MovieWriter, metadata: (Int, MediaTime) throws -> Void) throws {
+        var nextFrame = 0
         for packet in packets {
-            // Metadata for a frame goes in once the video has reached it, as a recorder does.
             while nextFrame < frameTimes.count, frameTimes[nextFrame] <= packet.presentationTime {
-                let faces = Self.faces(onFrame: nextFrame)
-                if !faces.isEmpty || hadFaces {
-                    try writer.append(
-                        TimedMetadataGroup(
-                            time: frameTimes[nextFrame], items: faces.isEmpty ? [] : [.detectedFaces(faces)]),
-                        toMetadataTrack: 0)
-                }
-                hadFaces = !faces.isEmpty
-                if nextFrame == 60 || nextFrame == 120 {
-                    let items =
-                        nextFrame == 60
-                        ? [
-                            MetadataItem(
-                                identifier: MetadataIdentifier.detectedMachineReadableCodes, dataType: .utf8,
-                                value: .string(Self.barcodeJSON))
-                        ]
-                        : []
-                    try writer.append(TimedMetadataGroup(time: frameTimes[nextFrame], items: items), toMetadataTrack: 3)
-                }
+                try metadata(nextFrame, frameTimes[nextFrame])
                 nextFrame += 1
             }
             try writer.append(
@@ -115,7 +123,5 @@ package struct SampleRecording {
                     storedSample: packet.data, decodeTime: packet.decodeTime, presentationTime: packet.presentationTime,
                     duration: packet.duration, isKeyFrame: packet.isKeyFrame))
         }
-        if finish { try writer.finish() }
-        return writer
     }
 }

@@ -107,7 +107,7 @@ import Testing
                 script == """
                     sightline.kinds = [{"colour":"#00e050","name":"faces","objectName":"face","snapshots":true},\
                     {"colour":"#ffb000","name":"codes","objectName":"code","snapshots":false},\
-                    {"colour":"#30a0ff","name":"detectedObjects","objectName":"object","snapshots":false}];
+                    {"colour":"#30a0ff","name":"detectedObjects","objectName":"object","snapshots":true}];
 
                     """)
             let metadata = try #require(

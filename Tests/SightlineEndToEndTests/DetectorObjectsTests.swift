@@ -108,14 +108,16 @@ import Testing
                 && pipeline.counters.objectsIn?["forklifts"]?.groups == people().groups - 1
         }
         // The detector goes quiet: the hold after its last group (in media time), its objects
-        // leave, and what it sends for that second afterwards is late.
+        // leave, and what it sends for that second afterwards is late. The source's IDs are
+        // its own across detectors: the first person and the forklift have 1 and 2, in the
+        // order the source took them in, and the second person 3.
         var live: [ReceivedMessage] = []
         let deadline = ContinuousClock.now + .seconds(60)
         while Set(
             live.compactMap {
                 $0.message.event.flatMap { $0.change == .leave && $0.detector == "people" ? $0.id : nil }
             })
-            != [1, 2] && ContinuousClock.now < deadline
+            .count < 2 && ContinuousClock.now < deadline
         {
             if let received = try subscriber.receive(timeout: .milliseconds(50)) { live.append(received) }
             try await Task.sleep(for: .milliseconds(5))
@@ -151,31 +153,34 @@ import Testing
             }
         }
         let groups = published("people")
+        let forkliftGroups = published("forklifts")
+        let first = try #require(groups.first?.1.first)
+        let forkliftID = try #require(forkliftGroups.first?.1.first)
+        #expect(Set([first, forkliftID]) == [1, 2])
         // Every group taken was published at its frame's time, with one empty group where the
         // hold ended, and one when the source stopped.
         #expect(groups.count == counted.groups + 2)
-        #expect(groups.dropLast(5).allSatisfy { $0.1 == [1] })
+        #expect(groups.dropLast(5).allSatisfy { $0.1 == [first] })
         #expect(
             groups.suffix(5).dropLast().map(\.0) == [
                 Self.frame(two), Self.frame(two + 1), Self.frame(two + 1 + Self.holdFrames), Self.frame(again),
             ])
-        #expect(groups.suffix(5).map(\.1) == [[1, 2], [1, 2], [], [3], []])
-        let forkliftGroups = published("forklifts")
+        #expect(groups.suffix(5).map(\.1) == [[first, 3], [first, 3], [], [4], []])
         #expect(forkliftGroups.suffix(2).map(\.0) == [Self.frame(two + 1), Self.frame(two + 1 + Self.holdFrames)])
-        #expect(forkliftGroups.dropLast().allSatisfy { $0.1 == [1] } && forkliftGroups.last?.1 == [])
+        #expect(forkliftGroups.dropLast().allSatisfy { $0.1 == [forkliftID] } && forkliftGroups.last?.1 == [])
 
         let events = messages.compactMap { message in message.event.map { (message.time, $0) } }
         let enters = events.filter { $0.1.change == .enter && $0.1.detector == "people" }
         #expect(
-            enters.map(\.1.id) == [1, 2, 3] && enters.map(\.0) == [groups[0].0, Self.frame(two), Self.frame(again)])
+            enters.map(\.1.id) == [first, 3, 4] && enters.map(\.0) == [groups[0].0, Self.frame(two), Self.frame(again)])
         #expect(enters.allSatisfy { $0.1.object == "humanBody" && $0.1.item?.label == "person" })
         let leaves = events.filter { $0.1.change == .leave && $0.1.detector == "people" }
-        #expect(leaves.map(\.1.id).sorted() == [1, 2, 3])
-        #expect(leaves.filter { $0.1.id != 3 }.allSatisfy { $0.0 == Self.frame(two + 1 + Self.holdFrames) })
-        #expect(leaves.first { $0.1.id == 2 }?.1.item?.bounds.x == 0.62)  // as last seen
+        #expect(leaves.map(\.1.id).sorted() == [first, 3, 4])
+        #expect(leaves.filter { $0.1.id != 4 }.allSatisfy { $0.0 == Self.frame(two + 1 + Self.holdFrames) })
+        #expect(leaves.first { $0.1.id == 3 }?.1.item?.bounds.x == 0.62)  // as last seen
         let forkliftEvents = events.filter { $0.1.detector == "forklifts" }.map { ($0.1.change, $0.1.object, $0.1.id) }
         #expect(forkliftEvents.map(\.0) == [.enter, .leave])
-        #expect(forkliftEvents.allSatisfy { $0.1 == "org.example.forklift" && $0.2 == 1 })
+        #expect(forkliftEvents.allSatisfy { $0.1 == "org.example.forklift" && $0.2 == forkliftID })
 
         // Recorded: each detector's objects in a track of its own, every group at its frame's
         // exact time, read back by our reader and by exiftool.
@@ -234,19 +239,22 @@ import Testing
                     "0.620000004768372 0.200000002980232 0.150000005960464 0.5",
                 ]
             })
-        // Burned in: both detectors' boxes at once, each along its top edge, in the
-        // detectors' blue.
+        // Burned in: both detectors' boxes at once, each along its top edge, in its type's
+        // colour.
         let seconds = (Self.frame(two + 1) - start).seconds
         let burned = directory.file("burned.mp4")
         let export = try CommandLineTests().sightline(
             ["export", file, "--output", burned, "--burn-in", "--from", "\(seconds - 0.5)", "--to", "\(seconds + 0.5)"])
         #expect(export.status == 0, "\(export.stderrLines)")
         let picture = try IndependentReaders.rgbFrame(burned, at: 0.5, width: 640, height: 480)
-        for box in [(x: 0.62, y: 0.2), (x: 0.8, y: 0.4)] {
+        let person = ObjectKind.detectedObjects.colour(ofType: "humanBody")
+        let forkliftColour = ObjectKind.detectedObjects.colour(ofType: "org.example.forklift")
+        #expect(person != forkliftColour)
+        for box in [(x: 0.62, y: 0.2, colour: person), (x: 0.8, y: 0.4, colour: forkliftColour)] {
             let row = Int((box.y * 480).rounded())
             let columns = Int(box.x * 640) + 6..<Int((box.x + 0.15) * 640) - 6
-            let blue = columns.filter { picture.isDetectorBlue($0, row) || picture.isDetectorBlue($0, row + 1) }
-            #expect(blue.count >= columns.count * 3 / 4, "\(box): \(blue.count) of \(columns.count)")
+            let drawn = columns.filter { picture.isNear(box.colour, $0, row) || picture.isNear(box.colour, $0, row + 1) }
+            #expect(drawn.count >= columns.count * 3 / 4, "\(box): \(drawn.count) of \(columns.count)")
         }
         let inspect = try CommandLineTests().sightline(["inspect", "--metadata", file]).stdout
         #expect(

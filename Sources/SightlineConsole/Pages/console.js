@@ -37,7 +37,8 @@ const SVG = "http://www.w3.org/2000/svg";
 // the kind's object name as its class and colour, its ID in data-<object name>-id
 // (data-face-id, data-code-id), its type in data-object-type when it has one (a code's
 // symbology, a detected object's type) and its normalised bounds in data-bounds="x y w h"; the
-// kind's label (a face's name and ID, a code's text) is written above it.
+// kind's label (a face's name and ID, a code's text) is written above it, in the object's
+// colour (its type's, for other detectors' objects).
 sightline.drawObjects = function (svg, width, height, groups) {
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
   svg.setAttribute("preserveAspectRatio", "none");
@@ -46,9 +47,10 @@ sightline.drawObjects = function (svg, width, height, groups) {
     for (const object of objects || []) {
       const [x, y, w, h] = object.bounds;
       const label = object.label || `${kind.objectName} ${object.id}`;
+      const colour = object.colour || kind.colour;
       const rect = document.createElementNS(SVG, "rect");
       rect.setAttribute("class", kind.objectName + (held ? " held" : ""));
-      rect.style.stroke = kind.colour;
+      rect.style.stroke = colour;
       rect.setAttribute("x", x * width);
       rect.setAttribute("y", y * height);
       rect.setAttribute("width", w * width);
@@ -63,7 +65,7 @@ sightline.drawObjects = function (svg, width, height, groups) {
       svg.appendChild(rect);
       const text = document.createElementNS(SVG, "text");
       text.setAttribute("class", kind.objectName);
-      text.style.fill = kind.colour;
+      text.style.fill = colour;
       text.setAttribute("x", x * width + 2);
       text.setAttribute("y", Math.max(14, y * height - 4));
       text.textContent = label;

@@ -36,12 +36,18 @@ struct PlayerMetadata: Encodable, Sendable {
     /// of the last group of a run, runs less than `mergedGap` apart counting as one (a
     /// detector misses a face for a frame now and then; the tracker keeps its ID).
     struct Appearance: Encodable, Sendable {
+        /// What one object of its kind is called (`face`, `code`, `object`).
         var kind: String
         var id: Int
         var start: Double
         var end: Double
-        /// A code's text, or the name of a face a gallery named (the last one it had).
+        /// A code's text, a detected object's label, or the name of a face a gallery named
+        /// (the last one it had).
         var text: String?
+        /// A code's symbology or a detected object's type (`humanBody`), when it has one.
+        var type: String?
+        /// The colour its boxes are drawn in.
+        var colour: String
     }
 
     var name: String
@@ -78,7 +84,7 @@ struct PlayerMetadata: Encodable, Sendable {
             if !tracks.isEmpty { groups[kind.name] = Self.merged(tracks) }
         }
         objects = ObjectKind.all.flatMap { kind in
-            Self.appearances(kind: kind.objectName, groups[kind.name] ?? [], end: duration)
+            Self.appearances(of: kind, groups[kind.name] ?? [], end: duration)
         }.sorted { ($0.start, $0.kind) < ($1.start, $1.kind) }
     }
 
@@ -153,7 +159,7 @@ struct PlayerMetadata: Encodable, Sendable {
         return identifiers.first ?? track.mediaType.description
     }
 
-    private static func appearances(kind: String, _ groups: [Group<[DrawnObject]>], end: Double) -> [Appearance] {
+    private static func appearances(of kind: ObjectKind, _ groups: [Group<[DrawnObject]>], end: Double) -> [Appearance] {
         var open: [Int: Appearance] = [:]
         var done: [Appearance] = []
         for (index, group) in groups.enumerated() {
@@ -164,8 +170,12 @@ struct PlayerMetadata: Encodable, Sendable {
                 open[id] = nil
             }
             for object in present {
-                open[object.id, default: Appearance(kind: kind, id: object.id, start: group.t, end: groupEnd)].end =
-                    groupEnd
+                open[
+                    object.id,
+                    default: Appearance(
+                        kind: kind.objectName, id: object.id, start: group.t, end: groupEnd, type: object.type,
+                        colour: kind.colour(of: object).css)
+                ].end = groupEnd
                 if let text = object.text ?? object.name { open[object.id]?.text = text }
             }
         }

@@ -23,7 +23,7 @@ enum Snapshot {
         let thickness = max(2, picture.width / 240)
         for kind in ObjectKind.all {
             for object in metadata.groups[kind.name]?.active(at: shownAt) ?? [] {
-                picture.strokeRect(object.rect, colour: kind.colour.ycbcr, thickness: thickness)
+                picture.strokeRect(object.rect, colour: kind.colour(of: object).ycbcr, thickness: thickness)
             }
         }
         let width = min(maximumWidth ?? picture.width, picture.width)

@@ -8,6 +8,7 @@ extension ObjectKind {
     package static let detectedObjects = ObjectKind(
         name: "detectedObjects", objectName: "object", detection: "objects", messageKind: .objects,
         trackIdentifier: MetadataIdentifier.detectedObject, trackFormat: .detectedObjects, colour: .blue,
+        typeColour: colour(ofType:), snapshotsAppearances: true,
         record: { message in
             guard let group = message.objects else { return nil }
             return RecordedObjects(
@@ -17,6 +18,28 @@ extension ObjectKind {
         drawMessage: { message in message.objects?.items.map(drawn) },
         drawItems: { items in detectedObjects(in: items).map(drawn) },
         label: { object in "\(object.text ?? object.type ?? "") #\(object.id)" })
+
+    /// A type's colour, the same in every page, export and process: Apple's types have their
+    /// own; any other type one of `palette`, by a hash of its name that no process seeds
+    /// (FNV-1a), so that two types a detector sends are told apart at a glance.
+    package static func colour(ofType type: String) -> RGBColour {
+        switch type {
+        case "humanBody": return .blue
+        case "catBody": return RGBColour(red: 255, green: 112, blue: 67)
+        case "dogBody": return RGBColour(red: 186, green: 104, blue: 255)
+        case "salientObject": return RGBColour(red: 255, green: 236, blue: 61)
+        default:
+            let hash = type.utf8.reduce(UInt32(2_166_136_261)) { ($0 ^ UInt32($1)) &* 16_777_619 }
+            return palette[Int(hash % UInt32(palette.count))]
+        }
+    }
+
+    /// Colours apart from faces' green, codes' amber and Apple's types' own.
+    private static let palette = [
+        RGBColour(red: 255, green: 77, blue: 141), RGBColour(red: 0, green: 212, blue: 200),
+        RGBColour(red: 160, green: 200, blue: 80), RGBColour(red: 140, green: 150, blue: 255),
+        RGBColour(red: 255, green: 160, blue: 200), RGBColour(red: 230, green: 230, blue: 230),
+    ]
 
     /// What the recorder calls a detector's track (the file's keys are every detector's):
     /// not a key, so no detector's name can be taken for one.

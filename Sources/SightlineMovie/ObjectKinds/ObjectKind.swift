@@ -27,8 +27,10 @@ package struct ObjectKind: Sendable {
     /// Fields a source can add to the kind's objects, announced in its status by name (a
     /// gallery's names of faces), and the track format that declares them.
     package let extraFields: (detection: String, trackFormat: MetadataTrackFormat)?
-    /// The colour of its boxes and labels, in the console's pages, burn-in and snapshots.
+    /// The colour of its boxes and labels, in the console's pages, burn-in and snapshots,
+    /// unless its objects' types have their own (`colour(of:)`).
     package let colour: RGBColour
+    private let typeColour: (@Sendable (String) -> RGBColour)?
     /// Whether the player shows a snapshot of each of its objects as it appears (faces).
     package let snapshotsAppearances: Bool
     private let recordItems: @Sendable (Message) -> RecordedObjects?
@@ -50,7 +52,7 @@ package struct ObjectKind: Sendable {
         name: String, objectName: String, detection: String, messageKind: MessageKind, trackIdentifier: String,
         trackFormat: MetadataTrackFormat, recordedFromStart: Bool = false,
         extraFields: (detection: String, trackFormat: MetadataTrackFormat)? = nil, colour: RGBColour,
-        snapshotsAppearances: Bool = false,
+        typeColour: (@Sendable (String) -> RGBColour)? = nil, snapshotsAppearances: Bool = false,
         record: @escaping @Sendable (Message) -> RecordedObjects?,
         drawMessage: @escaping @Sendable (Message) -> [DrawnObject]?,
         drawItems: @escaping @Sendable ([MetadataItem]) -> [DrawnObject],
@@ -65,6 +67,7 @@ package struct ObjectKind: Sendable {
         self.recordedFromStart = recordedFromStart
         self.extraFields = extraFields
         self.colour = colour
+        self.typeColour = typeColour
         self.snapshotsAppearances = snapshotsAppearances
         self.recordItems = record
         self.drawMessage = drawMessage
@@ -115,26 +118,35 @@ package struct ObjectKind: Sendable {
     /// The text shown above an object's box.
     package func label(_ object: DrawnObject) -> String { labelObject(object) }
 
-    /// Objects of this kind as the console's pages get them: each with its `label`.
+    /// The colour an object is drawn in: its type's, when the kind gives types their own.
+    package func colour(of object: DrawnObject) -> RGBColour { colour(ofType: object.type) }
+
+    package func colour(ofType type: String?) -> RGBColour {
+        guard let typeColour, let type else { return colour }
+        return typeColour(type)
+    }
+
+    /// Objects of this kind as the console's pages get them: each with its `label` and `colour`.
     package func labelled(_ objects: [DrawnObject]) -> LabelledObjects {
         LabelledObjects(objects: objects, kind: self)
     }
 
-    /// Objects as JSON, each with the label its kind gives it.
+    /// Objects as JSON, each with the label and colour its kind gives it.
     package struct LabelledObjects: Encodable, Sendable {
         let objects: [DrawnObject]
         let kind: ObjectKind
 
-        private enum LabelKey: String, CodingKey { case label }
+        private enum DrawingKey: String, CodingKey { case label, colour }
 
-        /// Each object's own fields, and its label beside them.
+        /// Each object's own fields, and how it is drawn beside them.
         package func encode(to encoder: any Encoder) throws {
             var list = encoder.unkeyedContainer()
             for object in objects {
                 let element = list.superEncoder()
                 try object.encode(to: element)
-                var label = element.container(keyedBy: LabelKey.self)
-                try label.encode(kind.label(object), forKey: .label)
+                var drawing = element.container(keyedBy: DrawingKey.self)
+                try drawing.encode(kind.label(object), forKey: .label)
+                try drawing.encode(kind.colour(of: object).css, forKey: .colour)
             }
         }
     }

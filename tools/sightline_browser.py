@@ -1,0 +1,79 @@
+"""What the tests that drive the console share: waiting for a condition, a free port, plain
+HTTP without redirects, whether a console answers, and headless Chromium driven by selenium."""
+import io
+import shutil
+import socket
+import time
+import urllib.error
+import urllib.request
+
+
+def wait_for(condition, timeout=60, step=0.1, what="a condition"):
+    """Polls until condition() is truthy, returning its value; a busy machine only makes it slower."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"gave up waiting for {what}")
+        time.sleep(step)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def http(url, headers=None, data=None):
+    """(status, headers, body) of one request; a redirect is an answer, not followed."""
+    request = urllib.request.Request(url, headers=headers or {}, data=data)
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        with opener.open(request, timeout=30) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+def serving(base, process):
+    """Whether the console answers; a console that exited ends the wait (its error shows)."""
+    if process.poll() is not None:
+        raise RuntimeError(f"the console exited with {process.returncode}")
+    try:
+        return http(base + "/health")[0] == 200
+    except urllib.error.URLError:
+        return False
+
+
+def browser():
+    """Debian's chromium, headless, one CSS pixel per screen pixel."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+    options = Options()
+    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1200,1100",
+                     "--disable-dev-shm-usage", "--force-device-scale-factor=1", "--hide-scrollbars"]:
+        options.add_argument(argument)
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    return webdriver.Chrome(options=options, service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"))
+
+
+def screenshot(driver):
+    from PIL import Image
+    return Image.open(io.BytesIO(driver.get_screenshot_as_png())).convert("RGB")
+
+
+def player_at(driver, base, name, t):
+    """Opens the player of recording `name` paused at `t` seconds, and waits until it shows that frame."""
+    driver.get(f"{base}/recordings/{name}?t={t:.3f}")
+    wait_for(lambda: driver.execute_script(
+        f"const o = document.getElementById('overlay'); return o.dataset.mediaTime !== undefined && "
+        f"Math.abs(Number(o.dataset.mediaTime) - {t}) < 0.05 && document.getElementById('video').readyState >= 2"),
+        what="the player at ?t=")
