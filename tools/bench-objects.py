@@ -57,10 +57,14 @@ def measure(binary, seconds, rate):
     publish, objects_in = free_port(), free_port()
     work = tempfile.mkdtemp(prefix="sightline-bench-objects-")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # The final status, read off the bus as a client would (printing every message would
+    # cost the source more than the objects do).
+    statuses = zmq.Context.instance().socket(zmq.SUB)
+    statuses.setsockopt(zmq.SUBSCRIBE, b"status/")
+    statuses.connect(f"tcp://127.0.0.1:{publish}")
     run = subprocess.Popen([binary, "run", "--source", clip, "--realtime", "--loop", "--drop-late",
                             "--publish", f"tcp://127.0.0.1:{publish}", "--metadata-in", f"tcp://127.0.0.1:{objects_in}",
-                            "--record", work, "--print", "--log-level", "error"],
-                           stdout=subprocess.PIPE, text=True)
+                            "--wait-for-subscriber", "30", "--record", work, "--log-level", "error"])
     stop = threading.Event()
     result = {}
     sender = threading.Thread(target=lambda: result.update(sent=flood(f"tcp://127.0.0.1:{objects_in}", rate, stop)))
@@ -71,9 +75,15 @@ def measure(binary, seconds, rate):
     if rate:
         sender.join()
     run.send_signal(signal.SIGINT)
-    out, _ = run.communicate(timeout=120)
+    run.wait(timeout=120)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    final = [json.loads(line) for line in out.splitlines() if '"state":"stopped"' in line][-1]
+    final = None
+    while statuses.poll(5000):
+        message = json.loads(statuses.recv_multipart()[1])
+        if message["status"]["state"] == "stopped":
+            final = message
+            break
+    statuses.close(linger=0)
     counters = final["status"]["counters"]
     detect = counters["outputs"].get("detect", {})
     taken = counters.get("objectsIn", {}).get("flood", {})

@@ -4,7 +4,7 @@ detector (tools/people_detector.py) on real pedestrian footage (Debian's vtest.a
 a `sightline run`'s frames and sends `humanBody` objects back. Checks that the source
 publishes every group it took at its frame's time with Sightline's IDs, that people enter
 and leave, that the recording's track holds the same objects at the same times (read by
-`sightline inspect` and by exiftool), that the console's player in Chromium draws them where
+`sightline inspect` and by exiftool), that /metrics counts them, that the console's player in Chromium draws them where
 the file has them and lists them on its timeline, and that its snapshots and a burned-in
 export draw their boxes.
 
@@ -17,6 +17,8 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 from sightline_browser import browser, free_port, http, player_at, screenshot, serving, wait_for
 
@@ -67,6 +69,26 @@ def recorded_tracks(binary, path):
     tracks = json.loads(subprocess.check_output([binary, "inspect", "--json", path]))["tracks"]
     return [t["id"] for t in tracks
             if any(k["identifier"] == "mdta/com.sightline.detected-object.detector" for k in t.get("keys", []))]
+
+
+def scrape(url, process, scrapes):
+    """Scrapes `url` every half second until `process` ends, keeping each answer."""
+    while process.poll() is None:
+        try:
+            status, _, body = http(url)
+            if status == 200:
+                scrapes.append(body.decode())
+        except OSError:
+            pass  # not listening yet, or already gone
+        time.sleep(0.5)
+
+
+def metric(text, name, labels):
+    """The value of the sample of `name` whose labels include `labels`; 0 when there is none."""
+    for line in text.splitlines():
+        if line.startswith(name + "{") and labels in line:
+            return float(line.rsplit(" ", 1)[1])
+    return 0
 
 
 PERSON_BLUE = (48, 160, 255)  # humanBody's colour
@@ -148,12 +170,21 @@ def main():
     detector = subprocess.Popen([sys.executable, os.path.join(here, "tools/people_detector.py"),
                                  "--frames", f"tcp://127.0.0.1:{publish}", "--objects", f"tcp://127.0.0.1:{objects_in}",
                                  "--log", sent_log], stdout=subprocess.PIPE, text=True)
-    run = subprocess.run([binary, "run", "--source", clip, "--realtime", "--detect", "barcodes",
-                          "--publish", f"tcp://127.0.0.1:{publish}", "--wait-for-subscriber", "30",
-                          "--metadata-in", f"tcp://127.0.0.1:{objects_in}",
-                          "--frames", "gray8", "--frames-size", "768x576", "--frames-rate", "3",
-                          "--record", os.path.join(work, "rec"), "--print", "--log-level", "warning"],
-                         stdout=subprocess.PIPE, text=True, timeout=600)
+    metrics_port = free_port()
+    source = subprocess.Popen([binary, "run", "--source", clip, "--realtime", "--detect", "barcodes",
+                               "--publish", f"tcp://127.0.0.1:{publish}", "--wait-for-subscriber", "30",
+                               "--metadata-in", f"tcp://127.0.0.1:{objects_in}",
+                               "--frames", "gray8", "--frames-size", "768x576", "--frames-rate", "3",
+                               "--metrics", f"127.0.0.1:{metrics_port}",
+                               "--record", os.path.join(work, "rec"), "--print", "--log-level", "warning"],
+                              stdout=subprocess.PIPE, text=True)
+    # /metrics while it runs: the last scrape before it stops.
+    scrapes = []
+    scraper = threading.Thread(target=scrape, args=(f"http://127.0.0.1:{metrics_port}/metrics", source, scrapes))
+    scraper.start()
+    stdout, _ = source.communicate(timeout=600)
+    scraper.join()
+    run = subprocess.CompletedProcess(source.args, source.returncode, stdout)
     detector_out, _ = detector.communicate(timeout=120)
     print("people_detector:", detector_out.strip())
     check("run exits 0", run.returncode == 0, run.returncode)
@@ -175,6 +206,15 @@ def main():
     counted = final["status"]["counters"].get("objectsIn", {}).get("people", {})
     check("groups counted", counted.get("groups", 0) >= len(sent) - 5 and not counted.get("rejected"), counted)
     check("every group published", len(published) >= counted.get("groups", 0), (len(published), counted))
+
+    # /metrics counts the detector's groups and objects, as promtool reads them.
+    text = scrapes[-1] if scrapes else ""
+    promtool = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+    check("promtool reads /metrics", text and promtool.returncode == 0, promtool.stdout + promtool.stderr)
+    groups_metric = metric(text, "sightline_detector_groups_total", 'detector="people"')
+    objects_metric = metric(text, "sightline_objects_published_total", 'detector="people"')
+    check("/metrics counts the detector's groups and objects", 10 <= groups_metric <= counted.get("groups", 0)
+          and groups_metric <= objects_metric, (groups_metric, objects_metric, counted))
 
     # People enter and leave, named by type and detector.
     events = [m["event"] for m in messages if m["kind"] == "events" and m["event"].get("detector") == "people"]

@@ -17,7 +17,12 @@ package struct MetricsBackend: Sendable {
         "sightline_source_restarts_total": "Times the source was opened again after a failure.",
         "sightline_detection_seconds": "Time to detect objects in one frame, by detector.",
         "sightline_detection_failures_total": "Frames a detector failed on (skipped, counted).",
-        "sightline_objects_published_total": "Objects (faces, codes) published, one per object per frame.",
+        "sightline_objects_published_total":
+            "Objects (faces, codes, other detectors') published, one per object per frame.",
+        "sightline_metadata_in_accepted_total": "Timed metadata groups clients sent to the source and it took.",
+        "sightline_metadata_in_rejected_total": "Groups sent to the source's metadata input it dropped, by reason.",
+        "sightline_detector_groups_total": "Groups of objects a detector in another process sent and the source took.",
+        "sightline_detector_groups_rejected_total": "Groups of a detector in another process dropped, by reason.",
         "sightline_messages_published_total": "Messages the source published on the bus.",
         "sightline_published_bytes_total": "Bytes of messages the source published on the bus.",
         "sightline_source_up": "1 while the source delivers frames, 0 while it is interrupted, retrying or ended.",

@@ -75,6 +75,19 @@ package final class SourceMetrics: Sendable {
                     }
                 }
                 set("sightline_interruptions_total", id, counters.interruptions, &mirrored)
+                if let input = counters.metadataIn {
+                    set("sightline_metadata_in_accepted_total", id, input.accepted, &mirrored)
+                    for (reason, count) in input.rejected {
+                        set("sightline_metadata_in_rejected_total", id + [("reason", reason)], count, &mirrored)
+                    }
+                }
+                for (detector, detectorCounters) in counters.objectsIn ?? [:] {
+                    let labels = id + [("detector", detector)]
+                    set("sightline_detector_groups_total", labels, detectorCounters.groups, &mirrored)
+                    for (reason, count) in detectorCounters.rejected {
+                        set("sightline_detector_groups_rejected_total", labels + [("reason", reason)], count, &mirrored)
+                    }
+                }
                 set("sightline_messages_published_total", id, counters.messagesPublished, &mirrored)
                 set("sightline_published_bytes_total", id, counters.bytesPublished, &mirrored)
                 if let audio = counters.audio {
