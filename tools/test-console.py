@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The browser console against real processes, in headless Chromium driven by selenium.
 
-A real `sightline run` (recording, publishing JPEG frames and GPS positions from the
-example feeder) and a real `sightline console`; what the pages draw is compared with what
+A real `sightline run` (recording, publishing JPEG frames, GPS positions from the example
+feeder and a badge for every analysed frame from a stand-in detector in another process) and
+a real `sightline console`; what the pages draw is compared with what
 the source published (its `faces` messages, read here with pyzmq) and with what the movie
 holds (`sightline inspect --metadata`). Screenshots are checked by their pixels.
 
@@ -66,7 +67,44 @@ class FacesCollector(threading.Thread):
                     (f["faceID"], [f["bounds"][k] for k in ("x", "y", "width", "height")]) for f in message["faces"]]
 
 
-def rects(driver, selector="#overlay rect"):
+class ObjectsMirror(threading.Thread):
+    """A detector in another process: for every frame the source analysed for faces, one
+    badge (a type of its own, so drawn in a colour of its own) at BADGE, sent back to the
+    source's metadata input timed at that frame."""
+
+    def __init__(self, faces_endpoint, objects_endpoint):
+        super().__init__(daemon=True)
+        self.faces = zmq.Context.instance().socket(zmq.SUB)
+        self.faces.setsockopt(zmq.SUBSCRIBE, b"faces/cam1/")
+        self.faces.connect(faces_endpoint)
+        self.out = zmq.Context.instance().socket(zmq.PUB)
+        self.out.connect(objects_endpoint)
+        self.running = True
+
+    def run(self):
+        while self.running:
+            if self.faces.poll(100):
+                message = json.loads(self.faces.recv_multipart()[1])
+                item = {"type": BADGE_TYPE, "label": "badge", "bounds": dict(zip(("x", "y", "width", "height"), BADGE))}
+                group = {"v": 1, "kind": "objects", "source": "cam1", "time": message["time"],
+                         "objects": {"detector": "badges", "items": [item]}}
+                self.out.send_multipart([b"objects/cam1/", json.dumps(group).encode()])
+
+
+BADGE, BADGE_TYPE = [0.02, 0.04, 0.1, 0.08], "org.example.badge"
+
+
+def type_colour(type_name):
+    """What docs/console.md says a type that is not Apple's is drawn in: one of six colours,
+    by the FNV-1a hash of its name."""
+    palette = ["#ff4d8d", "#00d4c8", "#a0c850", "#8c96ff", "#ffa0c8", "#e6e6e6"]
+    h = 2166136261
+    for byte in type_name.encode():
+        h = ((h ^ byte) * 16777619) & 0xFFFFFFFF
+    return palette[h % len(palette)]
+
+
+def rects(driver, selector="#overlay rect.face"):
     return driver.execute_script(
         f"return [...document.querySelectorAll('{selector}')].map(r => [Number(r.dataset.faceId), "
         "r.dataset.bounds.split(' ').map(Number), (r => [r.left, r.top, r.width, r.height])(r.getBoundingClientRect())])")
@@ -172,6 +210,7 @@ def main():
     try:
         collector = FacesCollector(f"tcp://127.0.0.1:{publish}")
         collector.start()
+        ObjectsMirror(f"tcp://127.0.0.1:{publish}", f"tcp://127.0.0.1:{metadata_in}").start()
         source = start_source()
         feeder = start(sys.executable, os.path.join(ROOT, "tools/gps_feeder.py"), "--connect",
                        f"tcp://127.0.0.1:{metadata_in}", "--rate", "4", "--duration", "600", stdout=subprocess.DEVNULL)
@@ -193,7 +232,7 @@ def main():
             # One script reads the frame's time and its boxes, so a newer frame cannot come between.
             shown, held, faces_time, boxes = driver.execute_script(
                 "const s = document.getElementById('stage').dataset; return [Number(s.time), s.facesHeld, "
-                "Number(s.facesTime), [...document.querySelectorAll('#overlay rect')].map(r => "
+                "Number(s.facesTime), [...document.querySelectorAll('#overlay rect.face')].map(r => "
                 "[Number(r.dataset.faceId), r.dataset.bounds.split(' ').map(Number)])]")
             drawn = sorted((b[0], b[1]) for b in boxes)
             if drawn:
@@ -217,6 +256,17 @@ def main():
             "return [...document.querySelectorAll('#overlay text')].map(t => t.textContent)"
             ".find(t => t.endsWith('#' + r.dataset.faceId))"), timeout=60, what="a named face in the live view")
         check("the live view names the enrolled person", label.startswith("Obama #"), label)
+        # Another detector's objects are drawn as they come, in their type's colour.
+        badge = wait_for(lambda: driver.execute_script(
+            f"const r = document.querySelector('#overlay rect[data-object-type=\"{BADGE_TYPE}\"]'); "
+            "return r && [Number(r.dataset.objectId), r.dataset.bounds.split(' ').map(Number), "
+            "getComputedStyle(r).stroke, [...document.querySelectorAll('#overlay text.object')].map(t => t.textContent)]"),
+            timeout=60, what="another detector's object in the live view")
+        colour = type_colour(BADGE_TYPE)
+        rgb = "rgb(" + ", ".join(str(int(colour[i:i + 2], 16)) for i in (1, 3, 5)) + ")"
+        check("the live view draws another detector's object where it was sent, with its ID, in its type's colour",
+              badge[0] > 0 and close(badge[1], BADGE, 1e-9) and badge[2] == rgb and f"badge #{badge[0]}" in badge[3],
+              f"{badge} vs {rgb}")
         delays = driver.execute_script("return sightline.liveDelays")
         check("capture-to-paint delays are measured", len(delays) >= 3 and all(0 <= d < 5000 for d in delays),
               str(delays[-5:]))
@@ -296,10 +346,13 @@ def main():
         text = driver.find_element("id", "location").text
         check("the location track is shown as text, as inspect reads it",
               position is not None and position in text and "° N" in text, f"{text!r} vs {position!r}")
-        lanes = driver.execute_script("return [...document.querySelectorAll('#timeline .lane')].map(l => l.dataset.object)")
+        lanes = driver.execute_script(
+            "return [...document.querySelectorAll('#timeline .lane')].map(l => l.dataset.object).filter(l => l.startsWith('face '))")
         check("the timeline has a lane per face", sorted(lanes) == sorted(
             f"face {i}" for i in {f[0] for _, _, faces in groups for f in faces}), str(lanes))
         labels = driver.execute_script("return [...document.querySelectorAll('#timeline .lane .label')].map(l => l.textContent)")
+        check("the timeline lists another detector's object by its type and label",
+              any(l.startswith(BADGE_TYPE + " ") and l.endswith(" badge") for l in labels), str(labels))
         check("the timeline names the recorded person", any(l.endswith(" Obama") for l in labels), str(labels))
         first_span = driver.execute_script(
             "const s = document.querySelector('#timeline .span'); s.click(); return Number(s.dataset.start)")
