@@ -45,6 +45,8 @@ let package = Package(
             ]),
         .systemLibrary(name: "CV4L2", pkgConfig: "libv4l2", providers: [.apt(["libv4l-dev"])]),
         .systemLibrary(name: "CAlsa", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        // libmosquitto: the MQTT output's client.
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // FreeType draws the text of burned-in clips.
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
         .target(
@@ -116,13 +118,22 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
+        // Events, counts, people and statuses on an MQTT broker, as Frigate's (Home Assistant).
+        // The recorder's module lends it the thread a blocking loop runs on.
+        .target(
+            name: "SightlineMQTT",
+            dependencies: [
+                "SightlineCore", "SightlineBus", "SightlineRecorder", "CMosquitto",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
         // What runs: sources, recorders and retention as one service group, with Prometheus
         // metrics and health over HTTP; every command that runs sources builds on it.
         .target(
             name: "SightlineService",
             dependencies: [
                 "SightlineCore", "SightlineBus", "SightlinePipeline", "SightlineRecorder", "SightlineHTTP",
-                .product(name: "Hummingbird", package: "hummingbird"),
+                "SightlineMQTT", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -132,7 +143,7 @@ let package = Package(
             name: "sightline",
             dependencies: [
                 "SightlinePipeline", "SightlineSamples", "SightlineMovie", "SightlineCapture", "SightlineRecorder",
-                "SightlineConsole", "SightlineExport", "SightlineService", "SightlineHTTP",
+                "SightlineConsole", "SightlineExport", "SightlineService", "SightlineHTTP", "SightlineMQTT",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
@@ -180,6 +191,7 @@ let package = Package(
         // The recorder's decisions as values: no disk, no bus.
         .testTarget(
             name: "SightlineRecorderTests", dependencies: ["SightlineRecorder", "SightlineMovie", "SightlineCore"]),
+        .testTarget(name: "SightlineMQTTTests", dependencies: ["SightlineMQTT", "SightlineCore", "SightlineTesting"]),
         .testTarget(
             name: "SightlineServiceTests",
             dependencies: [

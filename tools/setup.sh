@@ -14,6 +14,8 @@ packages=(
   libswresample-dev                                             # FFmpeg: audio to the AAC encoder
   libv4l-dev v4l-utils                                          # cameras
   libasound2-dev                                                # microphones (ALSA)
+  libmosquitto-dev                                              # the MQTT output
+  mosquitto mosquitto-clients openssl                           # its tests: a real broker and mosquitto_sub
   libdlib-dev liblapack-dev libblas-dev                         # dlib (links LAPACK/BLAS)
   libopenblas0-serial    # dlib's BLAS through Debian's alternatives: descriptors 15x faster than the reference BLAS
   libzxing-dev                                                  # barcodes and QR codes

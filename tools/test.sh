@@ -2,7 +2,8 @@
 # Sets up and runs every test: the Swift suites, the camera suites against a real V4L2
 # device, then the Python example clients (events, GPS feeder, Haar detector, the people
 # detector on real pedestrian footage) against a
-# real `sightline run`, export of a real recording, the console in headless Chromium, and
+# real `sightline run`, the MQTT output against a real mosquitto broker (TLS, restarts,
+# kill -9), export of a real recording, the console in headless Chromium, and
 # `sightline serve` with its metrics, health and retention, and hostile input against
 # `record`, the console and the metrics server.
 # This is the
@@ -39,6 +40,7 @@ fi
 tools/test-python-client.sh
 tools/test-examples.sh
 python3 tools/test-people.py "$(swift build --show-bin-path)/sightline"
+python3 tools/test-mqtt.py "$(swift build --show-bin-path)/sightline"
 python3 tools/test-console.py "$(swift build --show-bin-path)/sightline"
 python3 tools/test-export.py "$(swift build --show-bin-path)/sightline"
 python3 tools/test-serve.py "$(swift build --show-bin-path)/sightline"

@@ -2,6 +2,7 @@ import Logging
 import ServiceLifecycle
 import SightlineBus
 import SightlineCore
+import SightlineMQTT
 import SightlinePipeline
 import SightlineRecorder
 
@@ -48,6 +49,8 @@ package struct ServicesConfiguration: Sendable {
     package var overallRetention = RetentionPolicy()
     /// Serve `/metrics` and `/health` here; nil: no metrics.
     package var metrics: OperationsEndpoint?
+    /// Publish events, counts and statuses to an MQTT broker; nil: do not.
+    package var mqtt: MQTTConfiguration?
 
     package init() {}
 }
@@ -62,6 +65,7 @@ package final class SightlineServices: Sendable {
     package let runners: [SourceRunner]
     package let recorders: [RecorderService]
     package let monitored: [MonitoredSource]
+    package let mqtt: MQTTOutput?
     /// Where this process's own subscribers (recorders, the console) get every source of
     /// a shared bus (`serve`).
     package let localEndpoint: Endpoint
@@ -142,12 +146,19 @@ package final class SightlineServices: Sendable {
         self.recorders = recorders
         self.monitored = monitored
         self.localEndpoints = localEndpoints
+        // One connection for every source of the process, wherever this process's own
+        // subscribers get them.
+        let ownSources = Array(Set(localEndpoints.values)).sorted { "\($0)" < "\($1)" }
+        let mqttEndpoints = broker != nil ? [local] : ownSources
+        mqtt = try configuration.mqtt.map {
+            try MQTTOutput(configuration: $0, endpoints: mqttEndpoints, logger: logger)
+        }
         if let endpoint = configuration.metrics {
             let backend = MetricsBackend.shared
-            let metrics = SourceMetrics(sources: monitored, retention: retention)
+            let metrics = SourceMetrics(sources: monitored, retention: retention, mqtt: mqtt)
             operations = OperationsServer.application(
-                endpoint: endpoint, backend: backend, metrics: metrics, sources: monitored, logger: logger,
-                onListening: onMetricsListening)
+                endpoint: endpoint, backend: backend, metrics: metrics, sources: monitored, mqtt: mqtt,
+                logger: logger, onListening: onMetricsListening)
         } else {
             operations = nil
         }
@@ -176,7 +187,7 @@ package final class SightlineServices: Sendable {
     /// stopped after the sources.
     package func run(extra: [any Service] = []) async throws {
         // Recorders and printers in this process subscribe before the first key frame.
-        if !recorders.isEmpty || !extra.isEmpty {
+        if !recorders.isEmpty || !extra.isEmpty || mqtt != nil {
             for runner in runners {
                 _ = await runner.pipeline?.publisher.waitForSubscriber(timeout: .seconds(2))
             }
@@ -188,6 +199,7 @@ package final class SightlineServices: Sendable {
         if let operations { services.append(.init(service: operations)) }
         services += recorders.map { .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup) }
         services += extra.map { .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup) }
+        if let mqtt { services.append(.init(service: mqtt, successTerminationBehavior: .gracefullyShutdownGroup)) }
         services += runners.map { .init(service: $0, successTerminationBehavior: sourceEnds) }
         let group = ServiceGroup(
             configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

@@ -24,6 +24,7 @@ struct RunCommand: AsyncParsableCommand {
               sightline run --source shelf.mp4 --detect faces,barcodes --code-types qr,ean13
               sightline run --source /dev/video0 --size 1280x720 --fps 30 --pixel-format mjpeg
               sightline run --source /dev/video0 --metrics 127.0.0.1:9560
+              sightline run --source /dev/video0 --gallery faces.json --mqtt mqtt://127.0.0.1
             """)
 
     @OptionGroup var source: SourceOptions
@@ -55,6 +56,7 @@ struct RunCommand: AsyncParsableCommand {
     var print = false
 
     @OptionGroup var metrics: MetricsOptions
+    @OptionGroup var mqtt: MQTTOptions
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
@@ -88,6 +90,7 @@ struct RunCommand: AsyncParsableCommand {
         var configuration = ServicesConfiguration()
         configuration.sources = [source]
         configuration.metrics = try metrics.endpoint(insecure: insecure)
+        configuration.mqtt = try mqtt.configuration()
         let services = try SightlineServices(configuration: configuration, logger: logger)
         let runner = services.runners[0]
         // In-process subscribers (the printer, the recorder) listen on an inproc endpoint

@@ -1,4 +1,5 @@
 import SightlineCore
+import SightlineMQTT
 
 /// What `/health` answers: `ok` (HTTP 200) while every source runs, every microphone is
 /// heard and every recorder records; `unhealthy` (503) with one reason a problem otherwise.
@@ -21,13 +22,18 @@ package struct HealthReport: Sendable, Codable, Equatable {
 
     package var status: String
     package var sources: [Source]
+    /// The MQTT output's broker: `connected` or `unreachable`; nil without an MQTT output.
+    package var mqtt: String?
+    package var mqttReason: String?
     /// One line a problem, naming its source.
     package var problems: [String]
 
     package var isHealthy: Bool { problems.isEmpty }
 
-    package init(_ monitored: [MonitoredSource]) {
+    package init(_ monitored: [MonitoredSource], mqtt: MQTTConnection.Counters? = nil) {
         sources = monitored.map(Self.source)
+        self.mqtt = mqtt.map { $0.connected ? "connected" : "unreachable" }
+        mqttReason = mqtt?.connected == false ? mqtt?.lastError ?? "not connected yet" : nil
         problems = sources.flatMap { source -> [String] in
             var problems: [String] = []
             if ["interrupted", "failed"].contains(source.state) {
@@ -41,6 +47,7 @@ package struct HealthReport: Sendable, Codable, Equatable {
             }
             return problems
         }
+        if self.mqtt == "unreachable" { problems.append("mqtt: broker unreachable: \(mqttReason ?? "")") }
         status = problems.isEmpty ? "ok" : "unhealthy"
     }
 

@@ -4,6 +4,7 @@ import Logging
 import ServiceLifecycle
 import SightlineCore
 import SightlineHTTP
+import SightlineMQTT
 
 /// Where the operations endpoint listens, and who may ask.
 package struct OperationsEndpoint: Sendable {
@@ -50,7 +51,7 @@ package struct OperationsEndpoint: Sendable {
 package enum OperationsServer {
     package static func application(
         endpoint: OperationsEndpoint, backend: MetricsBackend, metrics: SourceMetrics, sources: [MonitoredSource],
-        logger: Logger, onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+        mqtt: MQTTOutput? = nil, logger: Logger, onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some Service {
         let router = Router()
         let token = endpoint.token
@@ -69,7 +70,7 @@ package enum OperationsServer {
                 body: .init(byteBuffer: ByteBuffer(bytes: backend.exposition())))
         }
         router.get("/health") { _, _ -> Response in
-            let report = HealthReport(sources)
+            let report = HealthReport(sources, mqtt: mqtt?.counters)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             return Response(

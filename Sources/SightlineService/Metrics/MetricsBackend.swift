@@ -19,6 +19,11 @@ package struct MetricsBackend: Sendable {
         "sightline_detection_failures_total": "Frames a detector failed on (skipped, counted).",
         "sightline_objects_published_total":
             "Objects (faces, codes, other detectors') published, one per object per frame.",
+        "sightline_mqtt_messages_sent_total": "MQTT messages handed to the broker's connection.",
+        "sightline_mqtt_messages_dropped_total": "MQTT events dropped because the queue for the broker was full.",
+        "sightline_mqtt_reconnects_total": "Times the MQTT output connected to its broker again.",
+        "sightline_mqtt_messages_queued": "MQTT events waiting for the broker.",
+        "sightline_mqtt_connected": "1 while the MQTT output is connected to its broker.",
         "sightline_metadata_in_accepted_total": "Timed metadata groups clients sent to the source and it took.",
         "sightline_metadata_in_rejected_total": "Groups sent to the source's metadata input it dropped, by reason.",
         "sightline_detector_groups_total": "Groups of objects a detector in another process sent and the source took.",

@@ -1,6 +1,7 @@
 import Foundation
 import Metrics
 import SightlineCore
+import SightlineMQTT
 import SightlineRecorder
 import Synchronization
 
@@ -28,6 +29,7 @@ package struct MonitoredSource: Sendable {
 package final class SourceMetrics: Sendable {
     private let sources: [MonitoredSource]
     private let retention: RecordingRetention
+    private let mqtt: MQTTOutput?
     private let mirrored = Mutex<[String: Mirrored]>([:])
 
     private struct Mirrored {
@@ -35,9 +37,10 @@ package final class SourceMetrics: Sendable {
         var last: Int
     }
 
-    package init(sources: [MonitoredSource], retention: RecordingRetention) {
+    package init(sources: [MonitoredSource], retention: RecordingRetention, mqtt: MQTTOutput? = nil) {
         self.sources = sources
         self.retention = retention
+        self.mqtt = mqtt
     }
 
     /// Reads every counter now and brings the metrics up to it.
@@ -46,6 +49,13 @@ package final class SourceMetrics: Sendable {
             for source in sources { update(source, &mirrored) }
             for (source, count) in retention.deleted {
                 set("sightline_retention_deleted_files_total", [("source", source)], count, &mirrored)
+            }
+            if let counters = mqtt?.counters {
+                set("sightline_mqtt_messages_sent_total", [], counters.sent, &mirrored)
+                set("sightline_mqtt_messages_dropped_total", [], counters.dropped, &mirrored)
+                set("sightline_mqtt_reconnects_total", [], counters.reconnects, &mirrored)
+                Gauge(label: "sightline_mqtt_messages_queued").record(counters.queued)
+                Gauge(label: "sightline_mqtt_connected").record(counters.connected ? 1 : 0)
             }
         }
         for directory in Set(sources.compactMap(\.recordingDirectory)) {

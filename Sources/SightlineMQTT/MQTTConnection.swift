@@ -1,0 +1,259 @@
+import CMosquitto
+import Foundation
+import Logging
+import SightlineCore
+import Synchronization
+
+/// One connection to an MQTT broker through libmosquitto, kept up on libmosquitto's own
+/// network thread (`mosquitto_loop_start`), which reconnects with back-off (1 s doubling to
+/// 30 s) for as long as the connection is open.
+///
+/// `publish` never waits for the broker. While connected, a message goes to libmosquitto,
+/// which sends it and, at QoS 1 or 2, sends it again after a reconnect until the broker has
+/// it. While not, an event waits in a queue of `queueLimit` (the oldest dropped and counted
+/// beyond), and retained state keeps only its newest value per topic; on (re)connecting,
+/// the network thread sends the retained state, then the queue, in order. The broker
+/// publishes `<prefix>/available` = `offline` for a process that dies (its last will).
+///
+/// `publish`, `counters` and `close` are called from any thread; libmosquitto's callbacks
+/// run on its network thread.
+package final class MQTTConnection: Sendable {
+    /// What the connection did, for status, metrics and health.
+    package struct Counters: Sendable, Equatable {
+        package var connected = false
+        /// Messages handed to the broker's connection (sent, or being sent).
+        package var sent = 0
+        /// Events waiting for the broker now.
+        package var queued = 0
+        /// Events dropped because the queue was full.
+        package var dropped = 0
+        /// Connections made after the first.
+        package var reconnects = 0
+        /// Why the broker cannot be reached or refused the connection, while it cannot.
+        package var lastError: String?
+    }
+
+    /// One message to publish.
+    package struct Publication: Sendable, Equatable {
+        package var topic: String
+        package var payload: [UInt8]
+        /// Retained state (counts, people, availability) rather than an event.
+        package var retain: Bool
+
+        package init(topic: String, payload: [UInt8], retain: Bool) {
+            self.topic = topic
+            self.payload = payload
+            self.retain = retain
+        }
+
+        package init(topic: String, json: String, retain: Bool) {
+            self.init(topic: topic, payload: Array(json.utf8), retain: retain)
+        }
+    }
+
+    private struct State {
+        var counters = Counters()
+        var connections = 0
+        /// Events waiting while not connected, oldest first.
+        var queue: [Publication] = []
+        var queueStart = 0
+        /// The newest value of each retained topic, sent again on every connection (a broker
+        /// restarted without persistence has lost them).
+        var retained: [String: Publication] = [:]
+        var retainedOrder: [String] = []
+        var lastErrorLoggedAt: ContinuousClock.Instant?
+    }
+
+    private let handle: Handle
+    private let state = Mutex(State())
+    private let qos: Int32
+    private let queueLimit: Int
+    private let availability: String
+    private let logger: Logger
+
+    /// The libmosquitto client, destroyed with the connection.
+    private final class Handle: @unchecked Sendable {
+        // @unchecked: libmosquitto's client is thread-safe once its loop thread runs
+        // (`mosquitto_threaded_set`); this class only owns the pointer.
+        let pointer: OpaquePointer
+        init(_ pointer: OpaquePointer) { self.pointer = pointer }
+        deinit { mosquitto_destroy(pointer) }
+    }
+
+    /// Opens the connection (it goes on trying in the background while the broker is
+    /// unreachable). Throws, with one line, for what no retry can mend: a bad TLS file, an
+    /// invalid option.
+    package init(configuration: MQTTConfiguration, logger: Logger) throws(SightlineError) {
+        let broker = try configuration.validated()
+        mosquitto_lib_init()
+        let clientID = configuration.clientID ?? "sightline-\(ProcessInfo.processInfo.processIdentifier)"
+        guard let pointer = mosquitto_new(clientID, true, nil) else {
+            throw .messaging("MQTT: could not make a client (out of memory)")
+        }
+        handle = Handle(pointer)
+        qos = configuration.qos
+        queueLimit = configuration.queueLimit
+        availability = "\(configuration.prefix)/available"
+        self.logger = logger
+        try check(mosquitto_int_option(pointer, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311)), "protocol")
+        if let username = configuration.username {
+            try check(mosquitto_username_pw_set(pointer, username, try configuration.password()), "username")
+        }
+        if broker.tls {
+            try check(
+                mosquitto_tls_set(
+                    pointer, configuration.caFile ?? "/etc/ssl/certs/ca-certificates.crt", nil,
+                    configuration.certificateFile, configuration.keyFile, nil), "TLS")
+        }
+        let offline = Array("offline".utf8)
+        try check(mosquitto_will_set(pointer, availability, Int32(offline.count), offline, 1, true), "last will")
+        try check(mosquitto_reconnect_delay_set(pointer, 1, 30, true), "reconnect delay")
+        mosquitto_user_data_set(pointer, Unmanaged.passUnretained(self).toOpaque())
+        mosquitto_connect_callback_set(pointer) { _, context, code in
+            guard let context else { return }
+            Unmanaged<MQTTConnection>.fromOpaque(context).takeUnretainedValue().connected(code: code)
+        }
+        mosquitto_disconnect_callback_set(pointer) { _, context, code in
+            guard let context else { return }
+            Unmanaged<MQTTConnection>.fromOpaque(context).takeUnretainedValue().disconnected(code: code)
+        }
+        // What libmosquitto says of a failure no callback reports (a certificate that does
+        // not verify, a TLS handshake the broker ends).
+        mosquitto_log_callback_set(pointer) { _, context, level, text in
+            guard let context, let text, level & Int32(MOSQ_LOG_ERR) != 0 else { return }
+            Unmanaged<MQTTConnection>.fromOpaque(context).takeUnretainedValue().noteError(String(cString: text))
+        }
+        // Online as soon as the broker has us; the will says offline when we die.
+        state.withLock { state in
+            remember(Publication(topic: availability, json: "online", retain: true), &state)
+        }
+        let code = mosquitto_connect_async(pointer, broker.host, broker.port, 30)
+        if code != MOSQ_ERR_SUCCESS.rawValue {
+            // Refused or unresolvable now: the network thread keeps trying.
+            noteError("cannot reach \(broker.host):\(broker.port): \(Self.describe(code))")
+        }
+        try check(mosquitto_loop_start(pointer), "network thread")
+    }
+
+    private func check(_ code: Int32, _ what: String) throws(SightlineError) {
+        guard code == MOSQ_ERR_SUCCESS.rawValue else {
+            throw .invalidArgument("MQTT \(what): \(Self.describe(code))")
+        }
+    }
+
+    private static func describe(_ code: Int32) -> String {
+        if code == MOSQ_ERR_ERRNO.rawValue { return String(cString: strerror(errno)) }
+        return String(cString: mosquitto_strerror(code))
+    }
+
+    package var counters: Counters { state.withLock { $0.counters } }
+
+    /// Publishes `publication`, or keeps it until the broker is back. Any thread.
+    package func publish(_ publication: Publication) {
+        state.withLock { state in
+            if publication.retain { remember(publication, &state) }
+            if state.counters.connected {
+                send(publication, &state)
+            } else if !publication.retain {
+                enqueue(publication, &state)
+            }
+        }
+    }
+
+    /// Says `offline` (retained), lets libmosquitto send what it holds for up to `timeout`,
+    /// and disconnects. Any thread, once.
+    package func close(timeout: Duration = .seconds(2)) {
+        publish(Publication(topic: availability, json: "offline", retain: true))
+        let deadline = ContinuousClock.now + timeout
+        // libmosquitto has no "flushed" call: wait until nothing of ours is in flight.
+        while ContinuousClock.now < deadline, state.withLock({ $0.counters.connected }),
+            mosquitto_want_write(handle.pointer)
+        {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        mosquitto_disconnect(handle.pointer)
+        mosquitto_loop_stop(handle.pointer, false)
+        mosquitto_user_data_set(handle.pointer, nil)
+    }
+
+    // MARK: On the network thread
+
+    private func connected(code: Int32) {
+        guard code == 0 else {
+            noteError("the broker refused the connection: \(String(cString: mosquitto_connack_string(code)))")
+            return
+        }
+        state.withLock { state in
+            state.connections += 1
+            state.counters.reconnects = max(0, state.connections - 1)
+            state.counters.connected = true
+            state.counters.lastError = nil
+            for topic in state.retainedOrder { if let p = state.retained[topic] { send(p, &state) } }
+            let waiting = state.queue[state.queueStart...]
+            state.queue.removeAll()
+            state.queueStart = 0
+            state.counters.queued = 0
+            for publication in waiting { send(publication, &state) }
+        }
+        logger.info("MQTT connected")
+    }
+
+    private func disconnected(code: Int32) {
+        let wasConnected = state.withLock { state in
+            defer { state.counters.connected = false }
+            return state.counters.connected
+        }
+        // 0: we asked for it (close).
+        if code != 0, wasConnected { noteError("lost the broker: \(Self.describe(code))") }
+    }
+
+    // MARK: Under the lock
+
+    private func send(_ publication: Publication, _ state: inout State) {
+        let code = publication.payload.withUnsafeBytes { bytes in
+            mosquitto_publish(
+                handle.pointer, nil, publication.topic, Int32(bytes.count), bytes.baseAddress,
+                publication.retain ? 1 : qos, publication.retain)
+        }
+        if code == MOSQ_ERR_SUCCESS.rawValue {
+            state.counters.sent += 1
+        } else if code == MOSQ_ERR_NO_CONN.rawValue || code == MOSQ_ERR_CONN_LOST.rawValue {
+            // The connection went between the callback and now: wait for the next one.
+            state.counters.connected = false
+            if !publication.retain { enqueue(publication, &state) }
+        } else {
+            state.counters.dropped += 1
+        }
+    }
+
+    private func enqueue(_ publication: Publication, _ state: inout State) {
+        if state.queue.count - state.queueStart >= queueLimit {
+            state.queueStart += 1
+            state.counters.dropped += 1
+            // Let the storage go now and then, not on every drop.
+            if state.queueStart > queueLimit {
+                state.queue.removeFirst(state.queueStart)
+                state.queueStart = 0
+            }
+        }
+        state.queue.append(publication)
+        state.counters.queued = state.queue.count - state.queueStart
+    }
+
+    private func remember(_ publication: Publication, _ state: inout State) {
+        if state.retained.updateValue(publication, forKey: publication.topic) == nil {
+            state.retainedOrder.append(publication.topic)
+        }
+    }
+
+    /// Keeps the error for health and logs it, at most once every 10 s.
+    private func noteError(_ error: String) {
+        let log = state.withLock { state in
+            state.counters.lastError = error
+            if let at = state.lastErrorLoggedAt, ContinuousClock.now - at < .seconds(10) { return false }
+            state.lastErrorLoggedAt = .now
+            return true
+        }
+        if log { logger.warning("MQTT: \(error); events wait in a queue and the broker is tried again") }
+    }
+}

@@ -1,0 +1,341 @@
+#!/usr/bin/env python3
+"""The MQTT output against a real broker: Debian's mosquitto, started here on a free loopback
+port, and mosquitto_sub as the independent reader.
+
+Checks that the bundled clip's face events reach MQTT as Frigate-shaped `new`, `update`
+(when the gallery names a face) and `end` events agreeing with the ZeroMQ events; that the
+retained counts, people and status are there for a subscriber that comes late; that a
+`kill -9` shows as `offline` (the broker's last will); that events wait while the broker is
+down and arrive when it is back, and that a full queue drops and counts; that two
+processes share one broker; that TLS with our own authority and a password file works and
+a wrong password or authority is reported; and that bad options are one line.
+
+  python3 tools/test-mqtt.py .build/debug/sightline
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from sightline_browser import free_port, http, wait_for
+
+here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+passed = failed = 0
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print(f"ok: {name}")
+    else:
+        failed += 1
+        print(f"mqtt: FAILED: {name} {detail}"[:3000], file=sys.stderr)
+
+
+class Broker:
+    """mosquitto on 127.0.0.1:port with `extra` configuration lines; stopped and started again
+    on the same port."""
+
+    def __init__(self, work, extra=(), port=None):
+        self.port = port or free_port()
+        self.config = os.path.join(work, f"mosquitto-{self.port}.conf")
+        with open(self.config, "w") as f:
+            f.write(f"listener {self.port} 127.0.0.1\npersistence false\n")
+            # Started as root, mosquitto becomes the `mosquitto` user, who cannot read our
+            # private temporary directory.
+            if os.getuid() == 0:
+                f.write("user root\n")
+            f.write("\n".join(extra) + "\n")
+            if not any(line.startswith("password_file") for line in extra):
+                f.write("allow_anonymous true\n")
+        self.process = None
+        self.start()
+
+    def start(self):
+        self.process = subprocess.Popen(["mosquitto", "-c", self.config], stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL)
+        wait_for(lambda: self.listening(), what="mosquitto to listen")
+
+    def listening(self):
+        import socket
+        if self.process.poll() is not None:
+            raise RuntimeError(f"mosquitto exited with {self.process.returncode}")
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", self.port)) == 0
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=30)
+
+
+class Subscription:
+    """mosquitto_sub on `topic`, each message as (retained, topic, payload) as it arrives."""
+
+    def __init__(self, port, topic="sightline/#", extra=()):
+        self.process = subprocess.Popen(
+            ["mosquitto_sub", "-h", "127.0.0.1", "-p", str(port), "-t", topic, "-q", "1", "-F", "%r\t%t\t%p",
+             *extra], stdout=subprocess.PIPE, text=True)
+        self.messages = []
+        threading.Thread(target=self.read, daemon=True).start()
+
+    def read(self):
+        for line in self.process.stdout:
+            retained, topic, payload = line.rstrip("\n").split("\t", 2)
+            self.messages.append((retained == "1", topic, payload))
+
+    def payloads(self, topic):
+        return [p for _, t, p in self.messages if t == topic]
+
+    def wait(self, condition, what, timeout=120):
+        return wait_for(lambda: condition(self), timeout=timeout, what=what)
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+def retained_now(port, topic="sightline/#", extra=()):
+    """What a subscriber that comes now gets: the retained messages, by topic."""
+    out = subprocess.run(["mosquitto_sub", "-h", "127.0.0.1", "-p", str(port), "-t", topic, "--retained-only",
+                          "-W", "3", "-F", "%t\t%p", *extra], capture_output=True, text=True)
+    return dict(line.split("\t", 1) for line in out.stdout.splitlines() if "\t" in line)
+
+
+def events_of(subscription):
+    return [json.loads(p) for p in subscription.payloads("sightline/events")]
+
+
+def main():
+    binary = os.path.abspath(sys.argv[1])
+    work = tempfile.mkdtemp(prefix="sightline-mqtt-")
+    gallery = os.path.join(work, "faces.json")
+    subprocess.run([binary, "faces", "enroll", "Obama", os.path.join(here, "Tests/SightlineDetectionTests/Faces/obama2.jpg"),
+                    "--gallery", gallery], check=True, stdout=subprocess.DEVNULL)
+    broker = Broker(work)
+    mqtt = f"mqtt://127.0.0.1:{broker.port}"
+
+    # 1. The clip, every frame: MQTT's events agree with the bus's.
+    sub = Subscription(broker.port)
+    time.sleep(0.2)  # mosquitto_sub has subscribed once it has connected; the broker answers at once
+    run = subprocess.run([binary, "run", *own_bus(), "--gallery", gallery, "--print", "--mqtt", mqtt, "--log-level", "warning"],
+                         capture_output=True, text=True, timeout=600)
+    check("run with --mqtt exits 0", run.returncode == 0, run.stderr[-2000:])
+    bus = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    bus_events = [m["event"] for m in bus if m["kind"] == "events"]
+    sub.wait(lambda s: "offline" in s.payloads("sightline/available"), "offline after the run")
+    events = events_of(sub)
+    kinds = {"enter": "new", "identified": "update", "leave": "end"}
+    expected = [(kinds[e["change"]], e["id"]) for e in bus_events]
+    got = [(e["type"], e["after"]["object_id"]) for e in events]
+    check("an MQTT event for each bus event, in order (new, update on naming, end)", got == expected and got,
+          (got, expected))
+    # Named as it enters (new), or later while tracked (update, before without the name).
+    named = [e for e in events if (e["after"]["sub_label"] or [None])[0] == "Obama" and (
+        e["type"] == "new" or e["type"] == "update" and e["before"]["sub_label"] is None)]
+    check("a gallery's name is the sub_label, with its distance, as Frigate's", named and all(
+        0 < e["after"]["sub_label"][1] < 0.6 for e in named), [e for e in events if e["after"]["sub_label"]][:2])
+    news = {e["after"]["id"]: e for e in events if e["type"] == "new"}
+    ends = {e["after"]["id"]: e for e in events if e["type"] == "end"}
+    check("every new event ends, with the same id", news.keys() == ends.keys() and news, (news.keys(), ends.keys()))
+    check("end events have end_time after start_time, and the box of the last sighting", all(
+        e["after"]["end_time"] >= e["after"]["start_time"] and len(e["after"]["box"]) == 4 for e in ends.values()))
+    check("events carry Frigate's fields", all(
+        {"id", "camera", "label", "sub_label", "score", "top_score", "box", "start_time", "end_time", "frame_time",
+         "has_snapshot"} <= e["after"].keys() and e["after"]["camera"] == "cam1" and e["after"]["label"] == "face"
+        for e in events))
+    counts = [int(p) for p in sub.payloads("sightline/cam1/face")]
+    in_view, most = 0, 0
+    for e in bus_events:
+        in_view += {"enter": 1, "leave": -1}.get(e["change"], 0)
+        most = max(most, in_view)
+    check("the count topic follows faces in view, and ends at 0", counts and counts[-1] == 0 and max(counts) == most,
+          (counts, most))
+    check("availability: online, then offline on a clean stop",
+          sub.payloads("sightline/available")[-2:] == ["online", "offline"], sub.payloads("sightline/available"))
+    sub.stop()
+
+    # 2. Retained for a subscriber that comes late.
+    retained = retained_now(broker.port)
+    check("retained: available, counts, status, the person", retained.get("sightline/available") == "offline"
+          and retained.get("sightline/cam1/face") == "0" and json.loads(retained.get("sightline/cam1/status", "{}")).get(
+              "state") == "stopped" and json.loads(retained.get("sightline/people/Obama", "{}")).get("camera") == "cam1",
+          retained)
+
+    # 3. kill -9: the broker says offline (the last will).
+    sub = Subscription(broker.port, "sightline/available")
+    source = subprocess.Popen([binary, "run", *own_bus(), "--realtime", "--loop", "--mqtt", mqtt, "--log-level", "warning"])
+    sub.wait(lambda s: "online" in s.payloads("sightline/available"), "online")
+    source.send_signal(signal.SIGKILL)
+    source.wait()
+    sub.wait(lambda s: s.payloads("sightline/available")[-1] == "offline", "offline from the will")
+    check("kill -9 shows as offline (the broker's last will)", True)
+    sub.stop()
+
+    # 4. The broker goes down mid-run: events wait, then arrive; /health says so.
+    metrics = free_port()
+    source = subprocess.Popen([binary, "run", *own_bus(), "--realtime", "--loop", "--mqtt", mqtt, "--metrics",
+                               f"127.0.0.1:{metrics}", "--log-level", "error"])
+    health = lambda: health_of(metrics)
+    try:
+        wait_for(lambda: health().get("mqtt") == "connected", what="connected")
+        broker.stop()
+        down = wait_for(lambda: (lambda h: h if h.get("mqtt") == "unreachable" else None)(health()), what="unreachable")
+        check("/health says the broker is unreachable, and the source runs on",
+              down["status"] == "unhealthy" and down["sources"][0]["state"] == "running", down)
+        queued = wait_for(lambda: metric(metrics, "sightline_mqtt_messages_queued") >= 2, timeout=120,
+                          what="events queued while the broker is down")
+        check("events wait while the broker is down", queued)
+        waiting = metric(metrics, "sightline_mqtt_messages_queued")
+        broker.start()
+        sub = Subscription(broker.port)
+        wait_for(lambda: health().get("mqtt") == "connected", timeout=90, what="connected again")
+        check("the output reconnects on its own", metric(metrics, "sightline_mqtt_reconnects_total") >= 1)
+        sub.wait(lambda s: len(events_of(s)) >= 1 and s.payloads("sightline/available"), "events after the restart")
+        check("queued events are delivered after the restart", metric(metrics, "sightline_mqtt_messages_queued") == 0
+              and waiting >= 2, waiting)
+        sub.stop()
+    finally:
+        source.send_signal(signal.SIGINT)
+        source.wait(timeout=60)
+
+    # A queue of 2 while the broker is down: the oldest are dropped and counted.
+    source = subprocess.Popen([binary, "run", *own_bus(), "--realtime", "--loop", "--mqtt", mqtt, "--mqtt-queue", "2",
+                               "--metrics", f"127.0.0.1:{metrics}", "--log-level", "error"])
+    try:
+        wait_for(lambda: health().get("mqtt") == "connected", what="connected")
+        broker.stop()
+        dropped = wait_for(lambda: metric(metrics, "sightline_mqtt_messages_dropped_total") >= 1, timeout=120,
+                           what="drops with a full queue")
+        check("a full queue drops the oldest and counts them",
+              dropped and metric(metrics, "sightline_mqtt_messages_queued") <= 2)
+        broker.start()
+    finally:
+        source.send_signal(signal.SIGINT)
+        source.wait(timeout=60)
+
+    # 5. Two processes (two hosts) into one broker.
+    sub = Subscription(broker.port, "sightline/+/status")
+    runs = [subprocess.Popen([binary, "run", *own_bus(), "--source-id", name, "--mqtt", mqtt, "--mqtt-client-id", name,
+                              "--log-level", "error"])
+            for name in ("door", "yard")]
+    for r in runs:
+        r.wait(timeout=600)
+    sub.wait(lambda s: all(any(json.loads(p)["state"] == "stopped" for p in s.payloads(f"sightline/{n}/status"))
+                           for n in ("door", "yard")), "both sources' statuses")
+    check("two processes publish into one broker", all(r.returncode == 0 for r in runs))
+    sub.stop()
+
+    # 6. TLS with our own authority, and a password file.
+    tls_checks(binary, work)
+
+    # 7. Bad options: one line, exit 64, before anything runs.
+    for args, words in [(["--mqtt", "http://x"], "mqtt://"), (["--mqtt", mqtt, "--mqtt-prefix", "a/#"], "prefix"),
+                        (["--mqtt", mqtt, "--mqtt-prefix", "a/+/b"], "prefix"), (["--mqtt", mqtt, "--mqtt-prefix", ""], "prefix"),
+                        (["--mqtt", "mqtt://host:99999"], "port"), (["--mqtt", mqtt, "--mqtt-qos", "3"], "QoS"),
+                        (["--mqtt", mqtt, "--mqtt-password-file", "/nonexistent"], "password"),
+                        (["--mqtt", mqtt, "--mqtt-ca-file", "/etc/hostname"], "mqtts")]:
+        bad = subprocess.run([binary, "run", *own_bus(), *args], capture_output=True, text=True, timeout=60)
+        lines = [line for line in bad.stderr.splitlines() if line.strip()]
+        check(f"{' '.join(args)}: one line naming the problem", bad.returncode != 0 and len(lines) == 1
+              and words in lines[0], (bad.returncode, bad.stderr))
+    # An unreachable broker at start is no reason to stop: the source runs, /health reports it.
+    source = subprocess.Popen([binary, "run", *own_bus(), "--realtime", "--mqtt", f"mqtt://127.0.0.1:{free_port()}", "--metrics",
+                               f"127.0.0.1:{metrics}", "--log-level", "error"])
+    try:
+        report = wait_for(lambda: (lambda h: h if h.get("mqtt") == "unreachable" and h["sources"][0]["state"] ==
+                                   "running" else None)(health()), what="running, broker unreachable")
+        check("an unreachable broker: the source runs and /health names the problem",
+              "mqtt: broker unreachable" in " ".join(report["problems"]), report)
+    finally:
+        source.send_signal(signal.SIGINT)
+        source.wait(timeout=60)
+    broker.stop()
+    print(f"{passed} passed, {failed} failed: MQTT output")
+    return 1 if failed else 0
+
+
+def own_bus():
+    """A bus endpoint of its own for each run, so that runs never meet on the default one."""
+    return ["--publish", f"tcp://127.0.0.1:{free_port()}"]
+
+
+def health_of(port):
+    """What /health says; {} while the server does not answer yet."""
+    try:
+        return json.loads(http(f"http://127.0.0.1:{port}/health")[2])
+    except OSError:
+        return {}
+
+
+def metric(port, name):
+    status, _, body = http(f"http://127.0.0.1:{port}/metrics")
+    for line in body.decode().splitlines():
+        if line.startswith(name + " ") or line.startswith(name + "{"):
+            return float(line.rsplit(" ", 1)[1])
+    return 0
+
+
+def tls_checks(binary, work):
+    """A broker with a certificate from an authority made here, and a password file."""
+    tls = os.path.join(work, "tls")
+    os.makedirs(tls)
+    def openssl(*args):
+        subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=tls)
+    for name in ("ca", "other-ca"):
+        openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", f"/CN=Sightline test {name}",
+                "-keyout", f"{name}.key", "-out", f"{name}.crt")
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", "server.key", "-out",
+            "server.csr")
+    with open(os.path.join(tls, "san.ext"), "w") as f:
+        f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2",
+            "-extfile", "san.ext", "-out", "server.crt")
+    passwords = os.path.join(tls, "passwords")
+    subprocess.run(["mosquitto_passwd", "-b", "-c", passwords, "camera", "s3cret"], check=True, capture_output=True)
+    with open(os.path.join(tls, "password"), "w") as f:
+        f.write("s3cret\n")
+    with open(os.path.join(tls, "wrong"), "w") as f:
+        f.write("guess\n")
+    broker = Broker(work, [f"cafile {tls}/ca.crt", f"certfile {tls}/server.crt", f"keyfile {tls}/server.key",
+                           f"password_file {passwords}", "allow_anonymous false"])
+    client = ["--cafile", f"{tls}/ca.crt", "-u", "camera", "-P", "s3cret"]
+    url = f"mqtts://localhost:{broker.port}"
+    metrics = free_port()
+
+    def run_with(ca, password):
+        return subprocess.Popen([binary, "run", *own_bus(), "--realtime", "--loop", "--mqtt", url, "--mqtt-ca-file", f"{tls}/{ca}",
+                                 "--mqtt-username", "camera", "--mqtt-password-file", f"{tls}/{password}",
+                                 "--metrics", f"127.0.0.1:{metrics}", "--log-level", "error"])
+
+    def health():
+        return health_of(metrics)
+
+    source = run_with("ca.crt", "password")
+    try:
+        wait_for(lambda: health().get("mqtt") == "connected", what="connected over TLS")
+        retained = retained_now(broker.port, extra=client)
+        check("over TLS with a password: online and the status are on the broker",
+              retained.get("sightline/available") == "online" and "sightline/cam1/status" in retained, retained)
+    finally:
+        source.send_signal(signal.SIGINT)
+        source.wait(timeout=60)
+    for ca, password, words in [("ca.crt", "wrong", "not authori"), ("other-ca.crt", "password", "certificate verify failed")]:
+        source = run_with(ca, password)
+        try:
+            report = wait_for(lambda: (lambda h: h if h.get("mqtt") == "unreachable" and h.get("mqttReason") else None)(
+                health()), what="the refusal")
+            check(f"{ca}, {password}: refused, and /health says why", words.lower() in report["mqttReason"].lower()
+                  and report["sources"][0]["state"] == "running", report)
+        finally:
+            source.send_signal(signal.SIGINT)
+            source.wait(timeout=60)
+    broker.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
