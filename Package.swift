@@ -123,7 +123,7 @@ let package = Package(
         .target(
             name: "SightlineMQTT",
             dependencies: [
-                "SightlineCore", "SightlineBus", "SightlineRecorder", "CMosquitto",
+                "SightlineCore", "SightlineBus", "SightlineMovie", "SightlineRecorder", "CMosquitto",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),

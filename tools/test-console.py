@@ -26,24 +26,14 @@ import time
 import zmq
 from PIL import Image
 
-from sightline_browser import browser, free_port, http, player_at, screenshot, serving, wait_for
+from sightline_testkit import Checks, browser, free_port, http, player_at, screenshot, serving, wait_for
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/debug/sightline")
 FIXTURE = os.path.join(ROOT, "Tests/SightlineMovieTests/Fixtures/iphone-layout.mov")
 FACE_GREEN = (0, 224, 80)  # --face in console.css
 
-passed, failed = 0, 0
-
-
-def check(name, condition, detail=""):
-    global passed, failed
-    if condition:
-        passed += 1
-        print(f"ok: {name}")
-    else:
-        failed += 1
-        print(f"FAILED: {name} {detail}", file=sys.stderr)
+check = Checks("console in a browser")
 
 
 class FacesCollector(threading.Thread):
@@ -451,8 +441,7 @@ def main():
     check("listening beyond loopback without a token is refused with one line",
           code.returncode == 1 and code.stderr.count("\n") == 1 and "--token" in code.stderr, code.stderr)
 
-    print(f"{passed} passed, {failed} failed: console in a browser")
-    return 0 if failed == 0 else 1
+    return check.summary()
 
 
 if __name__ == "__main__":

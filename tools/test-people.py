@@ -20,19 +20,10 @@ import tempfile
 import threading
 import time
 
-from sightline_browser import browser, free_port, http, player_at, screenshot, serving, wait_for
+from sightline_testkit import Checks, browser, free_port, http, player_at, screenshot, serving, wait_for
 
 here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print(f"people: FAILED: {name} {detail}"[:2000], file=sys.stderr)
+check = Checks("plugged-in people detector")
 
 
 def boxes(items):
@@ -282,8 +273,7 @@ def main():
         check("the export draws the box's top edge in blue", blue >= len(pixels) * 0.6, (blue, len(pixels)))
     if recorded:
         check_player(binary, work, *recorded[0])
-    print(f"{passed} passed, {failed} failed: plugged-in people detector")
-    return 1 if failed else 0
+    return check.summary()
 
 
 if __name__ == "__main__":

@@ -43,9 +43,9 @@ package final class ObjectTracker<Object: TrackableObject> {
     /// Specialised for each kind of object: called from other modules, the generic code
     /// would look up type metadata for every pair it compares (a tenth of a source's CPU
     /// under a detector sending 10,000 objects a second).
-    @_specialize(exported: true, where Object == DetectedObject)
-    @_specialize(exported: true, where Object == FaceObject)
-    @_specialize(exported: true, where Object == MachineReadableCodeObject)
+    @_specialize(exported:true,where Object == DetectedObject)
+    @_specialize(exported:true,where Object == FaceObject)
+    @_specialize(exported:true,where Object == MachineReadableCodeObject)
     package func update(_ detected: [Object], time: MediaTime) -> Update {
         // Every (track, object) pair that may match, best overlap first.
         var pairs: [(overlap: Double, track: Int, object: Int)] = []

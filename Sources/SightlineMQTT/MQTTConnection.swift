@@ -129,8 +129,12 @@ package final class MQTTConnection: Sendable {
         }
         let code = mosquitto_connect_async(pointer, broker.host, broker.port, 30)
         if code != MOSQ_ERR_SUCCESS.rawValue {
-            // Refused or unresolvable now: the network thread keeps trying.
-            noteError("cannot reach \(broker.host):\(broker.port): \(Self.describe(code))")
+            // Refused, unresolvable or a failed TLS handshake now: the network thread keeps
+            // trying. What libmosquitto logged of it (OpenSSL's reason) says more.
+            let logged = state.withLock { $0.counters.lastError }
+            noteError(
+                "cannot reach \(broker.host):\(broker.port): \(Self.describe(code))" + (logged.map { " (\($0))" } ?? "")
+            )
         }
         try check(mosquitto_loop_start(pointer), "network thread")
     }
@@ -160,17 +164,11 @@ package final class MQTTConnection: Sendable {
         }
     }
 
-    /// Says `offline` (retained), lets libmosquitto send what it holds for up to `timeout`,
-    /// and disconnects. Any thread, once.
-    package func close(timeout: Duration = .seconds(2)) {
+    /// Says `offline` (retained) and disconnects. libmosquitto writes its packets in the order
+    /// they were queued, so what was published before, `offline` last, goes out ahead of the
+    /// disconnection; `mosquitto_loop_stop` then waits for its thread. Any thread, once.
+    package func close() {
         publish(Publication(topic: availability, json: "offline", retain: true))
-        let deadline = ContinuousClock.now + timeout
-        // libmosquitto has no "flushed" call: wait until nothing of ours is in flight.
-        while ContinuousClock.now < deadline, state.withLock({ $0.counters.connected }),
-            mosquitto_want_write(handle.pointer)
-        {
-            Thread.sleep(forTimeInterval: 0.01)
-        }
         mosquitto_disconnect(handle.pointer)
         mosquitto_loop_stop(handle.pointer, false)
         mosquitto_user_data_set(handle.pointer, nil)

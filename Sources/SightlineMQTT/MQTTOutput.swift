@@ -42,8 +42,9 @@ package final class MQTTOutput: Service, Sendable {
     package func run() async throws {
         try await BlockingLoop.run(name: "mqtt") { [self] stop in
             owned.withLock { owned in
-                // Until the group stops: then what is still arriving (the sources' last
-                // statuses and leave events) for a moment, and `offline`.
+                // Until the group stops: then what is still arriving (the sources, stopped
+                // first, have sent their last statuses and leave events) until 100 ms pass
+                // without a message, 0.5 s at most, and `offline`.
                 var stoppingSince: ContinuousClock.Instant?
                 while true {
                     if stoppingSince == nil, stop.isRequested { stoppingSince = .now }
@@ -57,11 +58,17 @@ package final class MQTTOutput: Service, Sendable {
                         logger.error("MQTT output: the bus failed", metadata: ["error": "\(error)"])
                         break
                     }
-                    guard let received else { continue }
+                    guard let received else {
+                        if stoppingSince != nil { break }
+                        continue
+                    }
                     for publication in owned.topics.publications(for: received.message) {
                         connection.publish(publication)
                     }
                 }
+                // On this thread, which owns it: an open socket would hold the process's
+                // ZeroMQ context at exit.
+                owned.subscriber.close()
             }
             connection.close()
         }

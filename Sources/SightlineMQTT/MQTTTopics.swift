@@ -1,5 +1,6 @@
 import Foundation
 import SightlineCore
+import SightlineMovie
 
 /// What the MQTT output publishes for a source's bus messages, shaped like Frigate's topics
 /// so that automations written for Frigate translate directly (docs/mqtt.md):
@@ -82,7 +83,7 @@ package struct MQTTTopics {
             after.endTime = sighting.frameTime
             out.append(eventMessage(type: "end", before: before, after: after))
             out += count(before.label, in: message.source, by: -1)
-            if after.kind == "face", after.subLabel == nil, naming.contains(message.source) {
+            if after.kind == ObjectKind.faces.objectName, after.subLabel == nil, naming.contains(message.source) {
                 out.append(person(unknownName, seenBy: after))
             }
         }
@@ -124,11 +125,15 @@ package struct MQTTTopics {
             var name: String
             var camera: String
             var time: Double
-            var event_id: String
+            var eventID: String
             var distance: Double?
+            enum CodingKeys: String, CodingKey {
+                case name, camera, time, distance
+                case eventID = "event_id"
+            }
         }
         let sighting = Sighting(
-            name: name, camera: object.camera, time: object.frameTime, event_id: object.id,
+            name: name, camera: object.camera, time: object.frameTime, eventID: object.id,
             distance: object.subLabel?.distance)
         return MQTTConnection.Publication(
             topic: "\(prefix)/people/\(Self.topicLevel(name))", payload: Self.json(sighting), retain: true)
@@ -139,7 +144,8 @@ package struct MQTTTopics {
     private mutating func status(_ status: SourceStatus, of source: String) -> [MQTTConnection.Publication] {
         var out: [MQTTConnection.Publication] = []
         if let detections = status.detections {
-            if detections.contains("identities") { naming.insert(source) } else { naming.remove(source) }
+            let names = ObjectKind.faces.extraFields.map { detections.contains($0.detection) } ?? false
+            if names { naming.insert(source) } else { naming.remove(source) }
         }
         // A source that starts again has lost what it tracked: those objects end.
         if status.state == .started {

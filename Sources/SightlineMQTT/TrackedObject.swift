@@ -1,5 +1,6 @@
 import Foundation
 import SightlineCore
+import SightlineMovie
 
 /// One face, code or other detector's object from its enter to its leave, as the MQTT
 /// `events` topic carries it: Frigate's fields where Frigate has them (`id`, `camera`,
@@ -98,16 +99,18 @@ struct TrackedObject: Encodable, Equatable {
         init?(_ event: ObjectEvent, in message: Message) {
             frameTime = Double(message.wallTimeNs) / 1e9
             mediaTime = message.time?.seconds
+            // Each kind by what one object of it is called (`face`, `code`, `object`).
             if let face = event.face {
-                (kind, label, bounds, score) = ("face", "face", face.bounds, face.score)
+                kind = ObjectKind.faces.objectName
+                (label, bounds, score) = (kind, face.bounds, face.score)
                 subLabel = face.identity.map { SubLabel(name: $0.name, distance: $0.distance) }
             } else if let code = event.code {
-                (kind, label, bounds) = ("code", "code", code.bounds)
+                kind = ObjectKind.codes.objectName
+                (label, bounds) = (kind, code.bounds)
                 (type, text) = (code.type.rawValue, code.stringValue)
             } else if let item = event.item {
-                (kind, bounds, score, type, detector) = (
-                    "object", item.bounds, item.confidence, item.type, event.detector
-                )
+                kind = ObjectKind.detectedObjects.objectName
+                (bounds, score, type, detector) = (item.bounds, item.confidence, item.type, event.detector)
                 label = MQTTTopics.topicLevel(item.label ?? Self.label(ofType: item.type))
             } else {
                 return nil

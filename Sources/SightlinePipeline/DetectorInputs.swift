@@ -102,7 +102,8 @@ final class DetectorInputs: Sendable {
         state.withLock { state in
             for name in state.detectors.keys {
                 guard let last = state.detectors[name]!.last, newest >= last.time + configuration.hold else { continue }
-                letGo(of: name, at: last.time + configuration.hold, wallTimeNs: last.wallTimeNs, &state.detectors[name]!)
+                letGo(
+                    of: name, at: last.time + configuration.hold, wallTimeNs: last.wallTimeNs, &state.detectors[name]!)
             }
         }
     }

@@ -36,6 +36,12 @@ struct MQTTOptions: ParsableArguments {
     @Option(help: "With --mqtt: what people topics call a face no gallery named.")
     var mqttUnknownName = "unknown"
 
+    /// The keys of `serve`'s `mqtt:` section: the options without their `mqtt-`.
+    static let fileKeys: Set<String> = [
+        "url", "prefix", "client-id", "username", "password-file", "ca-file", "cert-file", "key-file", "qos", "queue",
+        "unknown-name",
+    ]
+
     /// The checked configuration; nil without `--mqtt`.
     func configuration() throws -> MQTTConfiguration? {
         guard let mqtt else { return nil }

@@ -82,6 +82,25 @@ import Testing
         }
     }
 
+    @Test func anMQTTSectionIsRunsOptionsAndBadValuesAreRefusedOnTheirLine() throws {
+        let path = directory.file("mqtt.yml")
+        try (Self.valid + "\nmqtt:\n  url: mqtt://127.0.0.1:1884\n  prefix: home/cams\n  qos: 0\n  queue: 50\n")
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        let file = ServeFile(path: path)
+        #expect(file.problems == [])
+        let mqtt = try #require(file.services.mqtt)
+        #expect(mqtt.url == "mqtt://127.0.0.1:1884" && mqtt.prefix == "home/cams")
+        #expect(mqtt.qos == 0 && mqtt.queueLimit == 50)
+        for (section, named) in [
+            ("  url: mqtt://x\n  prefix: a/#", "prefix"), ("  url: http://x", "mqtt://"), ("  prefix: a", "url"),
+            ("  url: mqtt://x\n  qos: 7", "QoS"), ("  url: mqtt://x\n  colour: red", "unknown key 'mqtt.colour'"),
+        ] {
+            let found = try problems(Self.valid + "\nmqtt:\n" + section + "\n")
+            #expect(found.count == 1 && found[0].contains(named), "\(section): \(found)")
+            #expect(found.first?.range(of: #"^:\d+:\d+: "#, options: .regularExpression) != nil, "\(found)")
+        }
+    }
+
     @Test func longValuesAreCutTo80Characters() throws {
         let long = String(repeating: "x", count: 10_000_000)
         for text in [Self.valid + "\n    fps: \(long)\n", Self.valid + "\n    \(long): 1\n", "colour: \(long)\n"] {

@@ -76,7 +76,8 @@ import Testing
                 #expect(drawn.map { $0["id"] as? Int } == expected.map(\.objectID), "frame \(frame)")
                 #expect(drawn.map { $0["type"] as? String } == expected.map(\.type), "frame \(frame)")
                 #expect(
-                    drawn.map { $0["colour"] as? String } == expected.map { $0.type == "humanBody" ? person : forklift })
+                    drawn.map { $0["colour"] as? String } == expected.map { $0.type == "humanBody" ? person : forklift }
+                )
                 for (object, sent) in zip(drawn, expected) {
                     let b = sent.bounds
                     let bounds = try #require(object["bounds"] as? [Double])

@@ -116,9 +116,9 @@ import Testing
         while Set(
             live.compactMap {
                 $0.message.event.flatMap { $0.change == .leave && $0.detector == "people" ? $0.id : nil }
-            })
-            .count < 2 && ContinuousClock.now < deadline
-        {
+            }
+        )
+        .count < 2 && ContinuousClock.now < deadline {
             if let received = try subscriber.receive(timeout: .milliseconds(50)) { live.append(received) }
             try await Task.sleep(for: .milliseconds(5))
         }
@@ -253,7 +253,9 @@ import Testing
         for box in [(x: 0.62, y: 0.2, colour: person), (x: 0.8, y: 0.4, colour: forkliftColour)] {
             let row = Int((box.y * 480).rounded())
             let columns = Int(box.x * 640) + 6..<Int((box.x + 0.15) * 640) - 6
-            let drawn = columns.filter { picture.isNear(box.colour, $0, row) || picture.isNear(box.colour, $0, row + 1) }
+            let drawn = columns.filter {
+                picture.isNear(box.colour, $0, row) || picture.isNear(box.colour, $0, row + 1)
+            }
             #expect(drawn.count >= columns.count * 3 / 4, "\(box): \(drawn.count) of \(columns.count)")
         }
         let inspect = try CommandLineTests().sightline(["inspect", "--metadata", file]).stdout

@@ -159,7 +159,8 @@ struct PlayerMetadata: Encodable, Sendable {
         return identifiers.first ?? track.mediaType.description
     }
 
-    private static func appearances(of kind: ObjectKind, _ groups: [Group<[DrawnObject]>], end: Double) -> [Appearance] {
+    private static func appearances(of kind: ObjectKind, _ groups: [Group<[DrawnObject]>], end: Double) -> [Appearance]
+    {
         var open: [Int: Appearance] = [:]
         var done: [Appearance] = []
         for (index, group) in groups.enumerated() {

@@ -109,30 +109,32 @@ package final class SourceMetrics: Sendable {
                 }
             }
         }
-        if let recorder = source.recorder {
-            let snapshot = recorder.snapshot
-            let counters = snapshot.counters
-            Gauge(label: "sightline_recorder_up", dimensions: id)
-                .record(snapshot.failureReason == nil && snapshot.pausedReason == nil ? 1 : 0)
-            set("sightline_recorder_frames_written_total", id, counters.framesWritten, &mirrored)
-            for (reason, count) in counters.framesDropped {
-                set("sightline_recorder_frames_dropped_total", id + [("reason", reason)], count, &mirrored)
-            }
-            set("sightline_recorder_metadata_samples_written_total", id, counters.metadataWritten, &mirrored)
-            for (reason, count) in counters.metadataDropped {
-                set("sightline_recorder_metadata_samples_dropped_total", id + [("reason", reason)], count, &mirrored)
-            }
-            set("sightline_recorder_audio_frames_written_total", id, counters.audioWritten, &mirrored)
-            for (reason, count) in counters.audioDropped {
-                set("sightline_recorder_audio_frames_dropped_total", id + [("reason", reason)], count, &mirrored)
-            }
-            set("sightline_recorder_audio_timestamp_jumps_total", id, counters.audioJumps, &mirrored)
-            set("sightline_recorder_written_bytes_total", id, Int(counters.bytesWritten), &mirrored)
-            set("sightline_recorder_files_finished_total", id, counters.files.count, &mirrored)
-            set("sightline_recorder_write_failures_total", id, counters.writeFailures, &mirrored)
-            for (reason, count) in snapshot.rejectedMessages {
-                set("sightline_recorder_messages_rejected_total", id + [("reason", reason)], count, &mirrored)
-            }
+        if let recorder = source.recorder { update(recorder, id, &mirrored) }
+    }
+
+    private func update(_ recorder: RecorderService, _ id: [(String, String)], _ mirrored: inout [String: Mirrored]) {
+        let snapshot = recorder.snapshot
+        let counters = snapshot.counters
+        Gauge(label: "sightline_recorder_up", dimensions: id)
+            .record(snapshot.failureReason == nil && snapshot.pausedReason == nil ? 1 : 0)
+        set("sightline_recorder_frames_written_total", id, counters.framesWritten, &mirrored)
+        for (reason, count) in counters.framesDropped {
+            set("sightline_recorder_frames_dropped_total", id + [("reason", reason)], count, &mirrored)
+        }
+        set("sightline_recorder_metadata_samples_written_total", id, counters.metadataWritten, &mirrored)
+        for (reason, count) in counters.metadataDropped {
+            set("sightline_recorder_metadata_samples_dropped_total", id + [("reason", reason)], count, &mirrored)
+        }
+        set("sightline_recorder_audio_frames_written_total", id, counters.audioWritten, &mirrored)
+        for (reason, count) in counters.audioDropped {
+            set("sightline_recorder_audio_frames_dropped_total", id + [("reason", reason)], count, &mirrored)
+        }
+        set("sightline_recorder_audio_timestamp_jumps_total", id, counters.audioJumps, &mirrored)
+        set("sightline_recorder_written_bytes_total", id, Int(counters.bytesWritten), &mirrored)
+        set("sightline_recorder_files_finished_total", id, counters.files.count, &mirrored)
+        set("sightline_recorder_write_failures_total", id, counters.writeFailures, &mirrored)
+        for (reason, count) in snapshot.rejectedMessages {
+            set("sightline_recorder_messages_rejected_total", id + [("reason", reason)], count, &mirrored)
         }
     }
 

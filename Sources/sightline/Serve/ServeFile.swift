@@ -25,7 +25,7 @@ struct ServeFile {
     /// The top-level keys, and the console's.
     static let topLevelKeys: Set<String> = [
         "publish", "publish-to", "insecure", "curve-key", "allow", "server-key", "metrics", "metrics-token-file",
-        "retention", "defaults", "sources", "console",
+        "retention", "defaults", "sources", "console", "mqtt",
     ]
     /// `run`'s options that may be given more than once, which a list gives here.
     static let repeatableKeys: Set<String> = ["metadata-track"]
@@ -114,6 +114,27 @@ struct ServeFile {
         for (index, node) in sequence.enumerated() { readSource(node, index: index, defaults: defaults) }
         checkSourcesApart()
         if let node = values["console"] { readConsole(node, insecure: insecure) }
+        if let node = values["mqtt"] { readMQTT(node) }
+    }
+
+    /// `mqtt:`: `run`'s `--mqtt` options as keys without their `mqtt-` (`url` for `--mqtt`
+    /// itself), parsed by `run`'s own `MQTTOptions`.
+    private mutating func readMQTT(_ node: Node) {
+        guard let entries = mapping(node, "mqtt") else { return }
+        var arguments: [String] = []
+        for (key, value) in entries {
+            guard MQTTOptions.fileKeys.contains(key) else {
+                report(value, "unknown key 'mqtt.\(key)' (keys: \(MQTTOptions.fileKeys.sorted().joined(separator: ", ")))")
+                continue
+            }
+            guard let text = string(value, "mqtt.\(key)") else { continue }
+            arguments += [key == "url" ? "--mqtt" : "--mqtt-\(key)", text]
+        }
+        guard arguments.contains("--mqtt") else {
+            report(node, "mqtt needs `url` (mqtt://HOST[:PORT] or mqtts://HOST[:PORT])")
+            return
+        }
+        services.mqtt = attempt(node) { try MQTTOptions.parse(arguments).configuration() } ?? nil
     }
 
     private mutating func readBus(_ texts: [String: String], at node: Node?, insecure: Bool) {

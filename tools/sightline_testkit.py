@@ -1,11 +1,34 @@
-"""What the tests that drive the console share: waiting for a condition, a free port, plain
-HTTP without redirects, whether a console answers, and headless Chromium driven by selenium."""
+"""What the tools' end-to-end tests share: counted checks, waiting for a condition, a free
+port, plain HTTP without redirects, whether a console answers, and headless Chromium driven
+by selenium."""
 import io
 import shutil
 import socket
+import sys
 import time
 import urllib.error
 import urllib.request
+
+
+class Checks:
+    """Counts checks, printing each (`ok: name`, or `FAILED: name detail` on stderr)."""
+
+    def __init__(self, what):
+        self.what = what
+        self.passed = self.failed = 0
+
+    def __call__(self, name, ok, detail=""):
+        if ok:
+            self.passed += 1
+            print(f"ok: {name}")
+        else:
+            self.failed += 1
+            print(f"{self.what}: FAILED: {name} {detail}"[:3000], file=sys.stderr)
+
+    def summary(self):
+        """Prints "N passed, M failed: what" and returns the exit status."""
+        print(f"{self.passed} passed, {self.failed} failed: {self.what}")
+        return 1 if self.failed else 0
 
 
 def wait_for(condition, timeout=60, step=0.1, what="a condition"):
