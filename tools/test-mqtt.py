@@ -156,6 +156,25 @@ def main():
               "state") == "stopped" and json.loads(retained.get("sightline/people/Obama", "{}")).get("camera") == "cam1",
           retained)
 
+    # Home Assistant's discovery: a device for the source (face in view, counts, state) and a
+    # sensor for the person, every field Home Assistant requires, pointing at the topics above.
+    configs = {t: json.loads(p) for t, p in retained_now(broker.port, "homeassistant/#").items()}
+    required = {"name", "unique_id", "state_topic", "availability_topic", "device"}
+    check("discovery: every config has what Home Assistant requires", configs and all(
+        required <= c.keys() and c["device"]["identifiers"] and c["availability_topic"] == "sightline/available"
+        for c in configs.values()), list(configs.values())[:1])
+    by_state = {(t.split("/")[1], c["state_topic"]): (t, c) for t, c in configs.items()}
+    face = by_state.get(("binary_sensor", "sightline/cam1/face"))
+    check("discovery: a binary sensor says a face is in view, a sensor how many",
+          face and face[1]["device_class"] == "occupancy" and ("sensor", "sightline/cam1/face") in by_state, configs.keys())
+    person = by_state.get(("sensor", "sightline/people/Obama"))
+    check("discovery: a sensor says when Obama was last seen, with the camera as an attribute",
+          person and person[1]["device_class"] == "timestamp" and person[1]["json_attributes_topic"]
+          == "sightline/people/Obama" and "last_seen" in json.loads(retained["sightline/people/Obama"]), person)
+    check("discovery: unique IDs are unique", len({c["unique_id"] for c in configs.values()}) == len(configs))
+    check("discovery: the source's entities share its device, apart from the people's", len(
+        {json.dumps(c["device"], sort_keys=True) for c in configs.values()}) == 2)
+
     # 3. kill -9: the broker says offline (the last will).
     sub = Subscription(broker.port, "sightline/available")
     source = subprocess.Popen([binary, "run", *own_bus(), "--realtime", "--loop", "--mqtt", mqtt, "--log-level", "warning"])

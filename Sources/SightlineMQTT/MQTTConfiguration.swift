@@ -26,6 +26,8 @@ package struct MQTTConfiguration: Sendable, Equatable {
     package var queueLimit = 1000
     /// What the people topics call a face nobody enrolled (`<prefix>/people/unknown`).
     package var unknownName = "unknown"
+    /// Where Home Assistant's discovery messages go; nil: none.
+    package var discoveryPrefix: String? = "homeassistant"
 
     package init(url: String) { self.url = url }
 
@@ -49,6 +51,11 @@ package struct MQTTConfiguration: Sendable, Equatable {
         guard (0...2).contains(qos) else { throw .invalidArgument("MQTT QoS must be 0, 1 or 2, not \(qos)") }
         guard (1...1_000_000).contains(queueLimit) else {
             throw .invalidArgument("MQTT queue must hold 1 to 1,000,000 events, not \(queueLimit)")
+        }
+        if let discoveryPrefix, !Self.isValidTopicLevelPath(discoveryPrefix) {
+            throw .invalidArgument(
+                "MQTT discovery prefix '\(discoveryPrefix)' must be non-empty topic levels without '+', '#' or an empty level"
+            )
         }
         guard Self.isValidTopicLevel(unknownName) else {
             throw .invalidArgument("MQTT unknown-face name '\(unknownName)' must be one topic level")

@@ -32,7 +32,9 @@ package final class MQTTOutput: Service, Sendable {
         owned = Mutex(
             Owned(
                 subscriber: subscriber,
-                topics: MQTTTopics(prefix: configuration.prefix, unknownName: configuration.unknownName)))
+                topics: MQTTTopics(
+                    prefix: configuration.prefix, unknownName: configuration.unknownName,
+                    discoveryPrefix: configuration.discoveryPrefix)))
         self.logger = logger
     }
 

@@ -24,6 +24,8 @@ package struct MQTTTopics {
     private var inView: [String: [String: Int]] = [:]
     /// Sources whose status says they name faces (`identities`).
     private var naming: Set<String> = []
+    /// Home Assistant's discovery messages for what is published; nil: none.
+    private var discovery: HomeAssistantDiscovery?
 
     /// Objects this output keeps apart at once, over every source; beyond, the oldest is let go
     /// (a source that died without its leave events cannot grow it for ever).
@@ -37,9 +39,12 @@ package struct MQTTTopics {
         var id: Int
     }
 
-    package init(prefix: String, unknownName: String) {
+    /// `discoveryPrefix`: where Home Assistant's discovery messages go (`homeassistant`);
+    /// nil: none.
+    package init(prefix: String, unknownName: String, discoveryPrefix: String? = nil) {
         self.prefix = prefix
         self.unknownName = unknownName
+        discovery = discoveryPrefix.map { HomeAssistantDiscovery(discoveryPrefix: $0, prefix: prefix) }
     }
 
     /// What to publish for `message`.
@@ -68,14 +73,14 @@ package struct MQTTTopics {
             open[key] = object
             out.append(eventMessage(type: "new", before: object, after: object))
             out += count(object.label, in: message.source, by: 1)
-            if let name = object.subLabel?.name { out.append(person(name, seenBy: object)) }
+            if let name = object.subLabel?.name { out += person(name, seenBy: object) }
         case .identified:
             guard let before = open[key] else { return [] }
             var after = before
             after.update(with: sighting)
             open[key] = after
             out.append(eventMessage(type: "update", before: before, after: after))
-            if let name = after.subLabel?.name { out.append(person(name, seenBy: after)) }
+            if let name = after.subLabel?.name { out += person(name, seenBy: after) }
         case .leave:
             guard let before = open.removeValue(forKey: key) else { return [] }
             var after = before
@@ -84,7 +89,7 @@ package struct MQTTTopics {
             out.append(eventMessage(type: "end", before: before, after: after))
             out += count(before.label, in: message.source, by: -1)
             if after.kind == ObjectKind.faces.objectName, after.subLabel == nil, naming.contains(message.source) {
-                out.append(person(unknownName, seenBy: after))
+                out += person(unknownName, seenBy: after)
             }
         }
         return out
@@ -114,35 +119,43 @@ package struct MQTTTopics {
         let label = counts[label] != nil || counts.count < Self.maximumLabels ? label : "other"
         counts[label, default: 0] = max(0, counts[label, default: 0] + change)
         inView[source] = counts
-        return [
+        let announced = (discovery?.source(source) ?? []) + (discovery?.label(label, of: source) ?? [])
+        return announced + [
             retained("\(source)/\(label)", "\(counts[label]!)"),
             retained("\(source)/all", "\(counts.values.reduce(0, +))"),
         ]
     }
 
-    private func person(_ name: String, seenBy object: TrackedObject) -> MQTTConnection.Publication {
+    private mutating func person(_ name: String, seenBy object: TrackedObject) -> [MQTTConnection.Publication] {
         struct Sighting: Encodable {
             var name: String
             var camera: String
             var time: Double
+            /// `time` as ISO 8601, what a Home Assistant timestamp sensor shows.
+            var lastSeen: String
             var eventID: String
             var distance: Double?
             enum CodingKeys: String, CodingKey {
                 case name, camera, time, distance
                 case eventID = "event_id"
+                case lastSeen = "last_seen"
             }
         }
         let sighting = Sighting(
-            name: name, camera: object.camera, time: object.frameTime, eventID: object.id,
+            name: name, camera: object.camera, time: object.frameTime,
+            lastSeen: Date(timeIntervalSince1970: object.frameTime).formatted(.iso8601), eventID: object.id,
             distance: object.subLabel?.distance)
-        return MQTTConnection.Publication(
-            topic: "\(prefix)/people/\(Self.topicLevel(name))", payload: Self.json(sighting), retain: true)
+        let level = Self.topicLevel(name)
+        return (discovery?.person(level) ?? []) + [
+            MQTTConnection.Publication(topic: "\(prefix)/people/\(level)", payload: Self.json(sighting), retain: true)
+        ]
     }
 
     // MARK: Status
 
     private mutating func status(_ status: SourceStatus, of source: String) -> [MQTTConnection.Publication] {
         var out: [MQTTConnection.Publication] = []
+        out += discovery?.source(source) ?? []
         if let detections = status.detections {
             let names = ObjectKind.faces.extraFields.map { detections.contains($0.detection) } ?? false
             if names { naming.insert(source) } else { naming.remove(source) }

@@ -36,10 +36,13 @@ struct MQTTOptions: ParsableArguments {
     @Option(help: "With --mqtt: what people topics call a face no gallery named.")
     var mqttUnknownName = "unknown"
 
+    @Option(help: "With --mqtt: where Home Assistant's discovery messages go, or none.")
+    var mqttDiscoveryPrefix = "homeassistant"
+
     /// The keys of `serve`'s `mqtt:` section: the options without their `mqtt-`.
     static let fileKeys: Set<String> = [
         "url", "prefix", "client-id", "username", "password-file", "ca-file", "cert-file", "key-file", "qos", "queue",
-        "unknown-name",
+        "unknown-name", "discovery-prefix",
     ]
 
     /// The checked configuration; nil without `--mqtt`.
@@ -56,6 +59,7 @@ struct MQTTOptions: ParsableArguments {
         configuration.qos = mqttQos
         configuration.queueLimit = mqttQueue
         configuration.unknownName = mqttUnknownName
+        configuration.discoveryPrefix = mqttDiscoveryPrefix == "none" ? nil : mqttDiscoveryPrefix
         _ = try configuration.validated()
         return configuration
     }

@@ -120,6 +120,40 @@ import Testing
         #expect(last[1].topic == "home/sightline/door/other")
     }
 
+    @Test func homeAssistantIsToldOfEachEntityOnceAsItFirstAppears() throws {
+        var topics = MQTTTopics(prefix: "sightline", unknownName: "unknown", discoveryPrefix: "ha")
+        let first = topics.publications(for: Self.status(.running, source: "front.door"))
+        let configs = first.filter { $0.topic.hasPrefix("ha/") }
+        #expect(
+            configs.map(\.topic) == [
+                "ha/binary_sensor/sightline_sightline_face_front_door/config",
+                "ha/sensor/sightline_sightline_all_front_door/config",
+                "ha/sensor/sightline_sightline_status_front_door/config",
+            ])
+        #expect(configs.allSatisfy { $0.retain })
+        let face = try json(configs[0])
+        #expect(face["state_topic"] as? String == "sightline/front.door/face")
+        #expect(face["availability_topic"] as? String == "sightline/available")
+        #expect(face["payload_not_available"] as? String == "offline")
+        #expect(
+            (face["device"] as? [String: Any])?["identifiers"] as? [String] == ["sightline_sightline_source_front_door"]
+        )
+        // Again: nothing more to announce.
+        #expect(
+            !topics.publications(for: Self.status(.running, source: "front.door")).contains {
+                $0.topic.hasPrefix("ha/")
+            })
+        let named = topics.publications(
+            for: Self.event(.enter, face: Self.face(1, x: 0.1, named: "Ada"), at: 3, source: "front.door"))
+        #expect(
+            named.filter { $0.topic.hasPrefix("ha/") }.map(\.topic) == [
+                "ha/sensor/sightline_sightline_count_front_door_face/config",
+                "ha/sensor/sightline_sightline_person_Ada/config",
+            ])
+        let ada = try #require(named.first { $0.topic == "sightline/people/Ada" })
+        #expect(try json(ada)["last_seen"] as? String == "2026-11-18T11:06:43Z")
+    }
+
     @Test func topicLevelsFromOutsideNeverCarryWildcardsOrSeparators() {
         var random = SplitMix(seed: 34)
         let alphabet = Array("ab/+#\u{0}é.-_ 9日").map(String.init)

@@ -124,7 +124,8 @@ struct ServeFile {
         var arguments: [String] = []
         for (key, value) in entries {
             guard MQTTOptions.fileKeys.contains(key) else {
-                report(value, "unknown key 'mqtt.\(key)' (keys: \(MQTTOptions.fileKeys.sorted().joined(separator: ", ")))")
+                let keys = MQTTOptions.fileKeys.sorted().joined(separator: ", ")
+                report(value, "unknown key 'mqtt.\(key)' (keys: \(keys))")
                 continue
             }
             guard let text = string(value, "mqtt.\(key)") else { continue }
