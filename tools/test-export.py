@@ -16,9 +16,11 @@ import tempfile
 from importlib import import_module
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sightline_testkit import Checks  # noqa: E402
+
 console_test = import_module("test-console")
-inspect_faces, faces_at, close, check = (
-    console_test.inspect_faces, console_test.faces_at, console_test.close, console_test.check)
+inspect_faces, faces_at, close = console_test.inspect_faces, console_test.faces_at, console_test.close
+check = Checks("export of a real recording")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/debug/sightline")
@@ -103,8 +105,7 @@ def main():
         check("the source is untouched", open(source, "rb").read() == source_bytes)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"{console_test.passed} passed, {console_test.failed} failed: export of a real recording")
-    return 0 if console_test.failed == 0 else 1
+    return check.summary()
 
 
 if __name__ == "__main__":

@@ -150,6 +150,13 @@ package final class MQTTConnection: Sendable {
         return String(cString: mosquitto_strerror(code))
     }
 
+    /// A connection whose output never ran (another service failed first): its network
+    /// thread ends before the callbacks' context goes.
+    deinit {
+        mosquitto_disconnect(handle.pointer)
+        mosquitto_loop_stop(handle.pointer, false)
+    }
+
     package var counters: Counters { state.withLock { $0.counters } }
 
     /// Publishes `publication`, or keeps it until the broker is back. Any thread.

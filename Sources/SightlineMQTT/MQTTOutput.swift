@@ -25,10 +25,11 @@ package final class MQTTOutput: Service, Sendable {
 
     /// Connects (in the background) and subscribes to every source at `endpoints`.
     package init(configuration: MQTTConfiguration, endpoints: [Endpoint], logger: Logger) throws {
-        connection = try MQTTConnection(configuration: configuration, logger: logger)
         let subscriber = try Subscriber(
             endpoints: endpoints, topics: Subscriber.topics(kinds: [.events, .status], source: nil))
         subscriber.logRejections(to: logger)
+        // Last: nothing after it can fail, so a connection is never left without its owner.
+        connection = try MQTTConnection(configuration: configuration, logger: logger)
         owned = Mutex(
             Owned(
                 subscriber: subscriber,
