@@ -124,7 +124,7 @@ let package = Package(
             name: "SightlineMQTT",
             dependencies: [
                 "SightlineCore", "SightlineBus", "SightlineMovie", "SightlineRecorder", "CMosquitto",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         // What runs: sources, recorders and retention as one service group, with Prometheus

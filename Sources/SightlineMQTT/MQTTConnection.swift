@@ -1,6 +1,7 @@
 import CMosquitto
 import Foundation
 import Logging
+import NIOCore
 import SightlineCore
 import Synchronization
 
@@ -55,8 +56,7 @@ package final class MQTTConnection: Sendable {
         var counters = Counters()
         var connections = 0
         /// Events waiting while not connected, oldest first.
-        var queue: [Publication] = []
-        var queueStart = 0
+        var queue = CircularBuffer<Publication>()
         /// The newest value of each retained topic, sent again on every connection (a broker
         /// restarted without persistence has lost them).
         var retained: [String: Publication] = [:]
@@ -194,9 +194,8 @@ package final class MQTTConnection: Sendable {
             state.counters.connected = true
             state.counters.lastError = nil
             for topic in state.retainedOrder { if let p = state.retained[topic] { send(p, &state) } }
-            let waiting = state.queue[state.queueStart...]
-            state.queue.removeAll()
-            state.queueStart = 0
+            let waiting = state.queue
+            state.queue.removeAll(keepingCapacity: true)
             state.counters.queued = 0
             for publication in waiting { send(publication, &state) }
         }
@@ -232,17 +231,12 @@ package final class MQTTConnection: Sendable {
     }
 
     private func enqueue(_ publication: Publication, _ state: inout State) {
-        if state.queue.count - state.queueStart >= queueLimit {
-            state.queueStart += 1
+        if state.queue.count >= queueLimit {
+            state.queue.removeFirst()
             state.counters.dropped += 1
-            // Let the storage go now and then, not on every drop.
-            if state.queueStart > queueLimit {
-                state.queue.removeFirst(state.queueStart)
-                state.queueStart = 0
-            }
         }
         state.queue.append(publication)
-        state.counters.queued = state.queue.count - state.queueStart
+        state.counters.queued = state.queue.count
     }
 
     private func remember(_ publication: Publication, _ state: inout State) {
