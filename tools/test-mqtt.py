@@ -3,8 +3,11 @@
 port, and mosquitto_sub as the independent reader.
 
 Checks that the bundled clip's face events reach MQTT as Frigate-shaped `new`, `update`
-(when the gallery names a face) and `end` events agreeing with the ZeroMQ events; that the
-retained counts, people and status are there for a subscriber that comes late; that a
+(when the gallery names a face, or a better snapshot is taken) and `end` events agreeing
+with the ZeroMQ events; that the retained snapshot is a JPEG with the box an event gives
+drawn in (ffmpeg decodes it); that the retained counts, people and status, and Home
+Assistant's discovery (a sensor for everyone enrolled, from the start, removed when they
+leave the gallery) are there for a subscriber that comes late; that a
 `kill -9` shows as `offline` (the broker's last will); that events wait while the broker is
 down and arrive when it is back, and that a full queue drops and counts; that two
 processes share one broker; that TLS with our own authority and a password file works and
@@ -63,20 +66,30 @@ class Broker:
         self.process.wait(timeout=30)
 
 
-class Subscription:
-    """mosquitto_sub on `topic`, each message as (retained, topic, payload) as it arrives."""
+def payload_of(hex_payload):
+    """A payload as mosquitto_sub's `%x` gives it: text when it is UTF-8, else bytes (a JPEG)."""
+    raw = bytes.fromhex(hex_payload)
+    try:
+        return raw.decode()
+    except UnicodeDecodeError:
+        return raw
 
-    def __init__(self, port, topic="sightline/#", extra=()):
+
+class Subscription:
+    """mosquitto_sub on `topics`, each message as (retained, topic, payload) as it arrives."""
+
+    def __init__(self, port, topics=("sightline/#",), extra=()):
+        topics = [topics] if isinstance(topics, str) else topics
         self.process = subprocess.Popen(
-            ["mosquitto_sub", "-h", "127.0.0.1", "-p", str(port), "-t", topic, "-q", "1", "-F", "%r\t%t\t%p",
-             *extra], stdout=subprocess.PIPE, text=True)
+            ["mosquitto_sub", "-h", "127.0.0.1", "-p", str(port), *[a for t in topics for a in ("-t", t)], "-q", "1",
+             "-F", "%r\t%t\t%x", *extra], stdout=subprocess.PIPE, text=True)
         self.messages = []
         threading.Thread(target=self.read, daemon=True).start()
 
     def read(self):
         for line in self.process.stdout:
             retained, topic, payload = line.rstrip("\n").split("\t", 2)
-            self.messages.append((retained == "1", topic, payload))
+            self.messages.append((retained == "1", topic, payload_of(payload)))
 
     def payloads(self, topic):
         return [p for _, t, p in self.messages if t == topic]
@@ -92,8 +105,8 @@ class Subscription:
 def retained_now(port, topic="sightline/#", extra=()):
     """What a subscriber that comes now gets: the retained messages, by topic."""
     out = subprocess.run(["mosquitto_sub", "-h", "127.0.0.1", "-p", str(port), "-t", topic, "--retained-only",
-                          "-W", "3", "-F", "%t\t%p", *extra], capture_output=True, text=True)
-    return dict(line.split("\t", 1) for line in out.stdout.splitlines() if "\t" in line)
+                          "-W", "3", "-F", "%t\t%x", *extra], capture_output=True, text=True)
+    return {t: payload_of(p) for t, p in (line.split("\t", 1) for line in out.stdout.splitlines() if "\t" in line)}
 
 
 def events_of(subscription):
@@ -106,11 +119,18 @@ def main():
     gallery = os.path.join(work, "faces.json")
     subprocess.run([binary, "faces", "enroll", "Obama", os.path.join(here, "Tests/SightlineDetectionTests/Faces/obama2.jpg"),
                     "--gallery", gallery], check=True, stdout=subprocess.DEVNULL)
+    # Someone the clip never shows: a descriptor far from every face's.
+    with open(gallery) as f:
+        enrolled = json.load(f)
+    enrolled["people"].append({"name": "Nobody", "enrolments": [
+        dict(enrolled["people"][0]["enrolments"][0], descriptor=[0.3] * 128, image="none.jpg")]})
+    with open(gallery, "w") as f:
+        json.dump(enrolled, f)
     broker = Broker(work)
     mqtt = f"mqtt://127.0.0.1:{broker.port}"
 
     # 1. The clip, every frame: MQTT's events agree with the bus's.
-    sub = Subscription(broker.port)
+    sub = Subscription(broker.port, ("sightline/#", "homeassistant/#"))
     time.sleep(0.2)  # mosquitto_sub has subscribed once it has connected; the broker answers at once
     run = subprocess.run([binary, "run", *own_bus(), "--gallery", gallery, "--print", "--mqtt", mqtt, "--log-level", "warning"],
                          capture_output=True, text=True, timeout=600)
@@ -121,15 +141,25 @@ def main():
     events = events_of(sub)
     kinds = {"enter": "new", "identified": "update", "leave": "end"}
     expected = [(kinds[e["change"]], e["id"]) for e in bus_events]
-    got = [(e["type"], e["after"]["object_id"]) for e in events]
+    # A snapshot's update comes between the events of the bus: the others are the bus's, in order.
+    snapshot_updates = [e for e in events if e["type"] == "update" and e["after"]["has_snapshot"]
+                        and e["before"]["sub_label"] == e["after"]["sub_label"]]
+    got = [(e["type"], e["after"]["object_id"]) for e in events if e not in snapshot_updates]
     check("an MQTT event for each bus event, in order (new, update on naming, end)", got == expected and got,
           (got, expected))
+    snapshots = [p for _, t, p in sub.messages if t == "sightline/cam1/face/snapshot"]
+    check("a snapshot of each face as it enters, and a few better ones: never one a frame",
+          len(snapshots) >= len(news_of(events)) and len(snapshot_updates) <= 4 * len(bus) / 30 + len(news_of(events)),
+          (len(snapshots), len(snapshot_updates), len(news_of(events))))
+    check("has_snapshot: the events after a snapshot say so, ends included",
+          snapshot_updates and all(e["after"]["has_snapshot"] for e in events if e["type"] == "end"))
+    check_snapshot(work, snapshots[-1], snapshot_updates)
     # Named as it enters (new), or later while tracked (update, before without the name).
     named = [e for e in events if (e["after"]["sub_label"] or [None])[0] == "Obama" and (
         e["type"] == "new" or e["type"] == "update" and e["before"]["sub_label"] is None)]
     check("a gallery's name is the sub_label, with its distance, as Frigate's", named and all(
         0 < e["after"]["sub_label"][1] < 0.6 for e in named), [e for e in events if e["after"]["sub_label"]][:2])
-    news = {e["after"]["id"]: e for e in events if e["type"] == "new"}
+    news = news_of(events)
     ends = {e["after"]["id"]: e for e in events if e["type"] == "end"}
     check("every new event ends, with the same id", news.keys() == ends.keys() and news, (news.keys(), ends.keys()))
     check("end events have end_time after start_time, and the box of the last sighting", all(
@@ -149,8 +179,16 @@ def main():
           sub.payloads("sightline/available")[-2:] == ["online", "offline"], sub.payloads("sightline/available"))
     sub.stop()
 
+    # Home Assistant knew Nobody before any face was seen: enrolled, not sighted.
+    order = [t for _, t, _ in sub.messages]
+    nobody = "homeassistant/sensor/sightline_sightline/person_Nobody/config"
+    check("discovery: a sensor for everyone enrolled, before the first event", nobody in order
+          and order.index(nobody) < order.index("sightline/events"), order[:12])
+
     # 2. Retained for a subscriber that comes late.
     retained = retained_now(broker.port)
+    check("the newest face's snapshot is retained", isinstance(retained.get("sightline/cam1/face/snapshot"), bytes)
+          and retained["sightline/cam1/face/snapshot"][:2] == b"\xff\xd8")
     check("retained: available, counts, status, the person", retained.get("sightline/available") == "offline"
           and retained.get("sightline/cam1/face") == "0" and json.loads(retained.get("sightline/cam1/status", "{}")).get(
               "state") == "stopped" and json.loads(retained.get("sightline/people/Obama", "{}")).get("camera") == "cam1",
@@ -159,11 +197,14 @@ def main():
     # Home Assistant's discovery: a device for the source (face in view, counts, state) and a
     # sensor for the person, every field Home Assistant requires, pointing at the topics above.
     configs = {t: json.loads(p) for t, p in retained_now(broker.port, "homeassistant/#").items()}
-    required = {"name", "unique_id", "state_topic", "availability_topic", "device"}
+    required = {"name", "unique_id", "availability_topic", "device"}
     check("discovery: every config has what Home Assistant requires", configs and all(
-        required <= c.keys() and c["device"]["identifiers"] and c["availability_topic"] == "sightline/available"
-        for c in configs.values()), list(configs.values())[:1])
-    by_state = {(t.split("/")[1], c["state_topic"]): (t, c) for t, c in configs.items()}
+        required <= c.keys() and ("state_topic" in c or "topic" in c) and c["device"]["identifiers"]
+        and c["availability_topic"] == "sightline/available" for c in configs.values()), list(configs.values())[:1])
+    by_state = {(t.split("/")[1], c.get("state_topic") or c["topic"]): (t, c) for t, c in configs.items()}
+    camera = by_state.get(("camera", "sightline/cam1/face/snapshot"))
+    check("discovery: an MQTT camera shows the snapshots, on the source's device",
+          camera and camera[1]["device"] == face_device(configs), camera)
     face = by_state.get(("binary_sensor", "sightline/cam1/face"))
     check("discovery: a binary sensor says a face is in view, a sensor how many",
           face and face[1]["device_class"] == "occupancy" and ("sensor", "sightline/cam1/face") in by_state, configs.keys())
@@ -174,6 +215,17 @@ def main():
     check("discovery: unique IDs are unique", len({c["unique_id"] for c in configs.values()}) == len(configs))
     check("discovery: the source's entities share its device, apart from the people's", len(
         {json.dumps(c["device"], sort_keys=True) for c in configs.values()}) == 2)
+    check("discovery: Nobody and unknown have sensors too", all(
+        ("sensor", f"sightline/people/{n}") in by_state for n in ("Nobody", "unknown")), by_state.keys())
+
+    # Nobody leaves the gallery: the next run removes their entity and last sighting.
+    subprocess.run([binary, "faces", "remove", "Nobody", "--gallery", gallery], check=True, stdout=subprocess.DEVNULL)
+    again = subprocess.run([binary, "run", *own_bus(), "--gallery", gallery, "--mqtt", mqtt, "--log-level", "warning"],
+                           capture_output=True, text=True, timeout=600)
+    after = retained_now(broker.port, "homeassistant/#")
+    check("a person removed from the gallery: their entity is gone (an empty retained config)",
+          again.returncode == 0 and nobody not in after and "homeassistant/sensor/sightline_sightline/person_Obama/config"
+          in after, sorted(after))
 
     # 3. kill -9: the broker says offline (the last will).
     sub = Subscription(broker.port, "sightline/available")
@@ -289,6 +341,38 @@ def main():
         source.wait(timeout=60)
     broker.stop()
     return check.summary()
+
+
+def news_of(events):
+    return {e["after"]["id"]: e for e in events if e["type"] == "new"}
+
+
+def face_device(configs):
+    return next(c["device"] for t, c in configs.items() if t.startswith("homeassistant/binary_sensor/"))
+
+
+def check_snapshot(work, jpeg, updates):
+    """ffmpeg decodes the JPEG; the face green (#00e050) outlines the box of one of the snapshot
+    updates (the newest face's best), to within 3 pixels."""
+    path = os.path.join(work, "snapshot.jpg")
+    with open(path, "wb") as f:
+        f.write(jpeg)
+    probe = json.loads(subprocess.run(["ffprobe", "-v", "error", "-show_streams", "-of", "json", path],
+                                      capture_output=True, text=True).stdout)["streams"][0]
+    width, height = probe["width"], probe["height"]
+    rgb = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+                         capture_output=True).stdout
+    def green(x, y):
+        r, g, b = rgb[3 * (y * width + x):3 * (y * width + x) + 3]
+        return r < 90 and g > 160 and b < 150
+    def outlined(box):
+        x0, y0, x1, y1 = (round(v * s) for v, s in zip(box, (width, height, width, height)))
+        xs = range(max(0, x0 + 3), min(width, x1 - 3))
+        edges = [(x, y0 + 1) for x in xs] + [(x, y1 - 2) for x in xs]
+        return edges and sum(green(x, y) for x, y in edges if 0 <= y < height) > 0.8 * len(edges)
+    check("the snapshot is the frame (640x480) with a face's box drawn where its update says",
+          (width, height) == (640, 480) and any(outlined(e["after"]["box"]) for e in updates),
+          [(e["after"]["box"]) for e in updates[-3:]])
 
 
 def own_bus():

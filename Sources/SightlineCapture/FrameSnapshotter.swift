@@ -41,7 +41,11 @@ package final class FrameSnapshotter {
         return (max(2, Int(Double(width) * scale) & ~1), max(2, Int(Double(height) * scale) & ~1))
     }
 
-    package func snapshot(_ pixels: PixelBuffer) throws -> (info: FrameInfo, bytes: [UInt8]) {
+    /// `drawing` draws into the scaled picture before it is encoded (a JPEG's boxes): a
+    /// full-range yuv420p picture this snapshotter owns.
+    package func snapshot(_ pixels: PixelBuffer, drawing: ((PixelBuffer) -> Void)? = nil) throws -> (
+        info: FrameInfo, bytes: [UInt8]
+    ) {
         let (width, height) = outputSize(width: pixels.width, height: pixels.height)
         let info = FrameInfo(
             format: format, width: width, height: height, sourceWidth: pixels.width, sourceHeight: pixels.height)
@@ -56,6 +60,7 @@ package final class FrameSnapshotter {
             let scaled = try scale(
                 pixels.planes, from: pixels.format.avPixelFormat, pixels, to: .yuv420p, size: (width, height),
                 swscaleTarget: AV_PIX_FMT_YUVJ420P)
+            drawing?(scaled)
             return (info, try encodeJPEG(scaled))
         }
     }

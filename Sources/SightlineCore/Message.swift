@@ -19,6 +19,8 @@ public enum MessageKind: String, Sendable, Codable, CaseIterable {
     case metadata
     /// A downscaled frame for other services' detectors: pixels in the payload frame.
     case frames
+    /// A face or code at its best so far, its box drawn in: a JPEG in the payload frame.
+    case snapshots
 }
 
 extension MessageKind {
@@ -87,13 +89,14 @@ public struct Message: Sendable, Codable, Equatable {
     public var audio: AudioPacketInfo?
     public var metadata: ClientMetadataGroup?
     public var frame: FrameInfo?
+    public var snapshot: ObjectSnapshot?
 
     public init(
         kind: MessageKind, source: String, seq: UInt64 = 0, time: MediaTime?, wallTimeNs: UInt64,
         faces: [FaceObject]? = nil, codes: [MachineReadableCodeObject]? = nil, objects: DetectedObjectGroup? = nil,
         event: ObjectEvent? = nil, status: SourceStatus? = nil,
         video: VideoPacketInfo? = nil, audio: AudioPacketInfo? = nil, metadata: ClientMetadataGroup? = nil,
-        frame: FrameInfo? = nil
+        frame: FrameInfo? = nil, snapshot: ObjectSnapshot? = nil
     ) {
         self.v = Message.protocolVersion
         self.kind = kind
@@ -110,6 +113,7 @@ public struct Message: Sendable, Codable, Equatable {
         self.audio = audio
         self.metadata = metadata
         self.frame = frame
+        self.snapshot = snapshot
     }
 }
 
@@ -186,6 +190,21 @@ public struct FrameInfo: Sendable, Codable, Equatable {
         self.height = height
         self.sourceWidth = sourceWidth
         self.sourceHeight = sourceHeight
+    }
+}
+
+/// Which object a `snapshots` message's JPEG shows (its `frame` says the JPEG's size).
+public struct ObjectSnapshot: Sendable, Codable, Equatable {
+    /// The `object` of its events ("face", "code") and their `id`.
+    public var object: String
+    public var id: Int
+    /// The sighting's detection score (faces); nil for objects without one.
+    public var score: Double?
+    /// Where its box is drawn, normalised to the frame.
+    public var bounds: NormalizedRect
+
+    public init(object: String, id: Int, score: Double?, bounds: NormalizedRect) {
+        (self.object, self.id, self.score, self.bounds) = (object, id, score, bounds)
     }
 }
 

@@ -64,6 +64,12 @@ package enum MessageLimits {
             check.dimensions(frame.width, frame.height, "frame")
             check.dimensions(frame.sourceWidth, frame.sourceHeight, "frame.source")
         }
+        if let snapshot = message.snapshot {
+            check.text(snapshot.object, "snapshot.object")
+            check.count(snapshot.id, "snapshot.id")
+            check.number(snapshot.score, "snapshot.score")
+            check.rect(snapshot.bounds, "snapshot.bounds")
+        }
         return check.violation
     }
 }

@@ -230,6 +230,13 @@ package protocol MetadataObject: TrackableObject, Codable {
     static func event(_ change: ObjectEvent.Change, _ object: Self) -> ObjectEvent
     /// What a log line about this object shows besides its ID and time.
     var logDetails: [String: String] { get }
+    /// How sure its detector is of this sighting, higher is surer (a face's score): which
+    /// sighting makes its best snapshot. nil: every sighting is as good (codes).
+    var detectionScore: Double? { get }
+}
+
+extension MetadataObject {
+    package var detectionScore: Double? { nil }
 }
 
 extension FaceObject: MetadataObject {
@@ -238,6 +245,7 @@ extension FaceObject: MetadataObject {
         set { faceID = newValue }
     }
     package func mayBe(_ other: FaceObject) -> Bool { true }
+    package var detectionScore: Double? { score }
     package var logDetails: [String: String] {
         var details = ["score": "\((score * 100).rounded() / 100)"]
         if let identity { details["name"] = identity.name }

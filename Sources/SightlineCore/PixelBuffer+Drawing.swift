@@ -36,6 +36,15 @@ package struct RGBColour: Sendable, Equatable {
 
     package var ycbcr: YCbCrColour { YCbCrColour(red: Double(red), green: Double(green), blue: Double(blue)) }
 
+    /// As full-range BT.601 YCbCr (JPEG's), for drawing into a picture about to be a JPEG.
+    package var fullRangeYCbCr: YCbCrColour {
+        let (r, g, b) = (Double(red), Double(green), Double(blue))
+        func clamp(_ value: Double) -> UInt8 { UInt8(max(0, min(255, value.rounded()))) }
+        return YCbCrColour(
+            y: clamp(0.299 * r + 0.587 * g + 0.114 * b), cb: clamp(128 - 0.168736 * r - 0.331264 * g + 0.5 * b),
+            cr: clamp(128 + 0.5 * r - 0.418688 * g - 0.081312 * b))
+    }
+
     /// `#rrggbb`.
     package var css: String { "#" + [red, green, blue].map { String(format: "%02x", $0) }.joined() }
 }

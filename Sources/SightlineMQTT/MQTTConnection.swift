@@ -16,8 +16,11 @@ import Synchronization
 /// the network thread sends the retained state, then the queue, in order. The broker
 /// publishes `<prefix>/available` = `offline` for a process that dies (its last will).
 ///
-/// `publish`, `counters` and `close` are called from any thread; libmosquitto's callbacks
-/// run on its network thread.
+/// It subscribes to `subscriptions` on every connection and keeps the retained messages the
+/// broker has there (what earlier runs left: Home Assistant's discovery) for `takeRetained`.
+///
+/// `publish`, `takeRetained`, `counters` and `close` are called from any thread;
+/// libmosquitto's callbacks run on its network thread.
 package final class MQTTConnection: Sendable {
     /// What the connection did, for status, metrics and health.
     package struct Counters: Sendable, Equatable {
@@ -62,13 +65,19 @@ package final class MQTTConnection: Sendable {
         var retained: [String: Publication] = [:]
         var retainedOrder: [String] = []
         var lastErrorLoggedAt: ContinuousClock.Instant?
+        /// Retained messages received on `subscriptions`, oldest first, at most `retainedLimit`.
+        var received: [Publication] = []
     }
+
+    /// Retained messages kept for `takeRetained` at most: a broker cannot grow them for ever.
+    static let retainedLimit = 10_000
 
     private let handle: Handle
     private let state = Mutex(State())
     private let qos: Int32
     private let queueLimit: Int
     private let availability: String
+    private let subscriptions: [String]
     private let logger: Logger
 
     /// The libmosquitto client, destroyed with the connection.
@@ -83,7 +92,9 @@ package final class MQTTConnection: Sendable {
     /// Opens the connection (it goes on trying in the background while the broker is
     /// unreachable). Throws, with one line, for what no retry can mend: a bad TLS file, an
     /// invalid option.
-    package init(configuration: MQTTConfiguration, logger: Logger) throws(SightlineError) {
+    package init(configuration: MQTTConfiguration, subscriptions: [String] = [], logger: Logger)
+        throws(SightlineError)
+    {
         let broker = try configuration.validated()
         mosquitto_lib_init()
         let clientID = configuration.clientID ?? "sightline-\(ProcessInfo.processInfo.processIdentifier)"
@@ -94,6 +105,7 @@ package final class MQTTConnection: Sendable {
         qos = configuration.qos
         queueLimit = configuration.queueLimit
         availability = "\(configuration.prefix)/available"
+        self.subscriptions = subscriptions
         self.logger = logger
         try check(mosquitto_int_option(pointer, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311)), "protocol")
         if let username = configuration.username {
@@ -116,6 +128,14 @@ package final class MQTTConnection: Sendable {
         mosquitto_disconnect_callback_set(pointer) { _, context, code in
             guard let context else { return }
             Unmanaged<MQTTConnection>.fromOpaque(context).takeUnretainedValue().disconnected(code: code)
+        }
+        mosquitto_message_callback_set(pointer) { _, context, message in
+            guard let context, let message, message.pointee.retain, let topic = message.pointee.topic else { return }
+            let payload = Array(
+                UnsafeRawBufferPointer(
+                    start: message.pointee.payload, count: Int(max(0, message.pointee.payloadlen))))
+            Unmanaged<MQTTConnection>.fromOpaque(context).takeUnretainedValue().received(
+                Publication(topic: String(cString: topic), payload: payload, retain: true))
         }
         // What libmosquitto says of a failure no callback reports (a certificate that does
         // not verify, a TLS handshake the broker ends).
@@ -159,6 +179,14 @@ package final class MQTTConnection: Sendable {
 
     package var counters: Counters { state.withLock { $0.counters } }
 
+    /// The retained messages received on `subscriptions` since the last call. Any thread.
+    package func takeRetained() -> [Publication] {
+        state.withLock { state in
+            defer { state.received.removeAll() }
+            return state.received
+        }
+    }
+
     /// Publishes `publication`, or keeps it until the broker is back. Any thread.
     package func publish(_ publication: Publication) {
         state.withLock { state in
@@ -198,8 +226,17 @@ package final class MQTTConnection: Sendable {
             state.queue.removeAll(keepingCapacity: true)
             state.counters.queued = 0
             for publication in waiting { send(publication, &state) }
+            // After our own retained state: what the broker then has of ours beside it is
+            // what earlier runs left.
+            for pattern in subscriptions { _ = mosquitto_subscribe(handle.pointer, nil, pattern, 1) }
         }
         logger.info("MQTT connected")
+    }
+
+    private func received(_ publication: Publication) {
+        state.withLock { state in
+            if state.received.count < Self.retainedLimit { state.received.append(publication) }
+        }
     }
 
     private func disconnected(code: Int32) {

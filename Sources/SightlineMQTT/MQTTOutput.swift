@@ -24,18 +24,19 @@ package final class MQTTOutput: Service, Sendable {
     private let logger: Logger
 
     /// Connects (in the background) and subscribes to every source at `endpoints`.
-    package init(configuration: MQTTConfiguration, endpoints: [Endpoint], logger: Logger) throws {
+    /// `enrolled`: the names in the sources' galleries; nil: no source has one.
+    package init(configuration: MQTTConfiguration, endpoints: [Endpoint], enrolled: [String]?, logger: Logger) throws {
         let subscriber = try Subscriber(
-            endpoints: endpoints, topics: Subscriber.topics(kinds: [.events, .status], source: nil))
+            endpoints: endpoints, topics: Subscriber.topics(kinds: [.events, .status, .snapshots], source: nil))
         subscriber.logRejections(to: logger)
+        var topics = MQTTTopics(
+            prefix: configuration.prefix, unknownName: configuration.unknownName,
+            discoveryPrefix: configuration.discoveryPrefix, enrolled: enrolled)
         // Last: nothing after it can fail, so a connection is never left without its owner.
-        connection = try MQTTConnection(configuration: configuration, logger: logger)
-        owned = Mutex(
-            Owned(
-                subscriber: subscriber,
-                topics: MQTTTopics(
-                    prefix: configuration.prefix, unknownName: configuration.unknownName,
-                    discoveryPrefix: configuration.discoveryPrefix)))
+        connection = try MQTTConnection(
+            configuration: configuration, subscriptions: topics.retainedSubscriptions, logger: logger)
+        for publication in topics.atStart() { connection.publish(publication) }
+        owned = Mutex(Owned(subscriber: subscriber, topics: topics))
         self.logger = logger
     }
 
@@ -61,11 +62,15 @@ package final class MQTTOutput: Service, Sendable {
                         logger.error("MQTT output: the bus failed", metadata: ["error": "\(error)"])
                         break
                     }
+                    // What earlier runs left on the broker, at least once a second.
+                    for retained in connection.takeRetained() {
+                        for publication in owned.topics.retained(retained) { connection.publish(publication) }
+                    }
                     guard let received else {
                         if stoppingSince != nil { break }
                         continue
                     }
-                    for publication in owned.topics.publications(for: received.message) {
+                    for publication in owned.topics.publications(for: received.message, payload: received.payload) {
                         connection.publish(publication)
                     }
                 }

@@ -10,6 +10,8 @@ import SightlineMovie
 ///   an update only when a face is named, never every frame;
 /// - `<prefix>/<source>/<label>` and `<prefix>/<source>/all`: how many are in view,
 ///   retained;
+/// - `<prefix>/<source>/<label>/snapshot`: a JPEG of the newest such object at its best so
+///   far, retained, from the source's `snapshots`;
 /// - `<prefix>/people/<name>`: a person's last sighting, retained; a face that leaves
 ///   without being named, on a source with a gallery, under `unknownName`;
 /// - `<prefix>/<source>/status`: the source's state and counters, retained.
@@ -26,6 +28,9 @@ package struct MQTTTopics {
     private var naming: Set<String> = []
     /// Home Assistant's discovery messages for what is published; nil: none.
     private var discovery: HomeAssistantDiscovery?
+    /// The people level of everyone the sources' galleries know, and of `unknownName`; nil:
+    /// no source has a gallery.
+    private let enrolled: Set<String>?
 
     /// Objects this output keeps apart at once, over every source; beyond, the oldest is let go
     /// (a source that died without its leave events cannot grow it for ever).
@@ -40,18 +45,46 @@ package struct MQTTTopics {
     }
 
     /// `discoveryPrefix`: where Home Assistant's discovery messages go (`homeassistant`);
-    /// nil: none.
-    package init(prefix: String, unknownName: String, discoveryPrefix: String? = nil) {
+    /// nil: none. `enrolled`: the names in the sources' galleries; nil: no source has one.
+    package init(prefix: String, unknownName: String, discoveryPrefix: String? = nil, enrolled: [String]? = nil) {
         self.prefix = prefix
         self.unknownName = unknownName
         discovery = discoveryPrefix.map { HomeAssistantDiscovery(discoveryPrefix: $0, prefix: prefix) }
+        self.enrolled = enrolled.map { Set(($0 + [unknownName]).map(Self.topicLevel)) }
     }
 
-    /// What to publish for `message`.
-    package mutating func publications(for message: Message) -> [MQTTConnection.Publication] {
+    /// What to publish before any message: a sensor for everyone enrolled, so that an
+    /// automation can name a person before they are first seen.
+    package mutating func atStart() -> [MQTTConnection.Publication] {
+        guard let enrolled, discovery != nil else { return [] }
+        return enrolled.sorted().flatMap { discovery!.person($0) }
+    }
+
+    /// Where the broker keeps what earlier runs announced (`MQTTConnection`'s subscriptions).
+    package var retainedSubscriptions: [String] { discovery.map { [$0.ownSensors] } ?? [] }
+
+    /// What to publish for a retained message an earlier run left: a person's entity whose
+    /// person has left every gallery is removed (an empty retained config, as Home
+    /// Assistant's discovery asks), with their last sighting.
+    package func retained(_ publication: MQTTConnection.Publication) -> [MQTTConnection.Publication] {
+        guard let enrolled, !publication.payload.isEmpty,
+            let level = discovery?.personLevel(ofConfig: publication.topic, payload: publication.payload),
+            !enrolled.contains(level)
+        else { return [] }
+        return [
+            MQTTConnection.Publication(topic: publication.topic, payload: [], retain: true),
+            MQTTConnection.Publication(topic: "\(prefix)/people/\(level)", payload: [], retain: true),
+        ]
+    }
+
+    /// What to publish for `message`; `payload`: its binary frame (a snapshot's JPEG).
+    package mutating func publications(for message: Message, payload: [UInt8]? = nil) -> [MQTTConnection.Publication] {
         switch message.kind {
         case .events: return message.event.map { events(for: $0, in: message) } ?? []
         case .status: return message.status.map { status($0, of: message.source) } ?? []
+        case .snapshots:
+            guard let snapshot = message.snapshot, let payload else { return [] }
+            return self.snapshot(snapshot, jpeg: payload, in: message)
         default: return []
         }
     }
@@ -114,9 +147,45 @@ package struct MQTTTopics {
             retain: false)
     }
 
+    // MARK: Snapshots
+
+    /// A snapshot of an object in view: an update saying it has one, and the label's snapshot
+    /// topic when it is the newest of its label.
+    /// The update's `after` is the sighting the snapshot shows.
+    private mutating func snapshot(_ snapshot: ObjectSnapshot, jpeg: [UInt8], in message: Message)
+        -> [MQTTConnection.Publication]
+    {
+        // Only a JPEG (its start-of-image marker): the payload goes out as it came.
+        let source = message.source
+        let key = Key(source: source, kind: snapshot.object, id: snapshot.id)
+        guard jpeg.starts(with: [0xFF, 0xD8]), let before = open[key] else { return [] }
+        var after = before
+        after.hasSnapshot = true
+        after.seen(
+            at: snapshot.bounds, score: snapshot.score, frameTime: Double(message.wallTimeNs) / 1e9,
+            mediaTime: message.time?.seconds)
+        open[key] = after
+        var out = [eventMessage(type: "update", before: before, after: after)]
+        let newest = open.filter { $0.key.source == source && $0.value.label == after.label }
+            .max { ($0.value.startTime, $0.key.id) < ($1.value.startTime, $1.key.id) }
+        if newest?.key == key {
+            let label = countLabel(after.label, in: source)
+            out += discovery?.camera(label, of: source) ?? []
+            out.append(
+                MQTTConnection.Publication(topic: "\(prefix)/\(source)/\(label)/snapshot", payload: jpeg, retain: true))
+        }
+        return out
+    }
+
+    /// The level a label's topics use on `source`: `other` beyond `maximumLabels`.
+    private func countLabel(_ label: String, in source: String) -> String {
+        let counts = inView[source, default: [:]]
+        return counts[label] != nil || counts.count < Self.maximumLabels ? label : "other"
+    }
+
     private mutating func count(_ label: String, in source: String, by change: Int) -> [MQTTConnection.Publication] {
+        let label = countLabel(label, in: source)
         var counts = inView[source, default: [:]]
-        let label = counts[label] != nil || counts.count < Self.maximumLabels ? label : "other"
         counts[label, default: 0] = max(0, counts[label, default: 0] + change)
         inView[source] = counts
         let announced = (discovery?.source(source) ?? []) + (discovery?.label(label, of: source) ?? [])

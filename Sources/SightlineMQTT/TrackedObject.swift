@@ -140,15 +140,19 @@ struct TrackedObject: Encodable, Equatable {
         update(with: sighting)
     }
 
+    /// Where and how surely it was seen last, and when.
+    mutating func seen(at b: NormalizedRect, score: Double?, frameTime: Double, mediaTime: Double?) {
+        box = [b.x, b.y, b.x + b.width, b.y + b.height]
+        self.frameTime = frameTime
+        self.mediaTime = mediaTime
+        self.score = score ?? self.score
+        if let score { topScore = max(topScore ?? score, score) }
+    }
+
     /// Takes a later sighting's state; the label stays the one it entered with (the count
     /// topics count by it).
     mutating func update(with sighting: Sighting) {
-        let b = sighting.bounds
-        box = [b.x, b.y, b.x + b.width, b.y + b.height]
-        frameTime = sighting.frameTime
-        mediaTime = sighting.mediaTime
-        score = sighting.score ?? score
-        if let score = sighting.score { topScore = max(topScore ?? score, score) }
+        seen(at: sighting.bounds, score: sighting.score, frameTime: sighting.frameTime, mediaTime: sighting.mediaTime)
         subLabel = sighting.subLabel ?? subLabel
         type = sighting.type ?? type
         text = sighting.text ?? text

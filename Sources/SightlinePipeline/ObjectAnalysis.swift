@@ -8,7 +8,8 @@ import SightlineDetection
 import Synchronization
 
 /// A detector output's delegate: finds objects (faces, codes) in each frame it is given,
-/// gives them stable IDs and publishes their messages (`faces`, `codes`) and `events`.
+/// gives them stable IDs and publishes their messages (`faces`, `codes`), `events` and
+/// `snapshots`.
 ///
 /// Everything but `timing` runs on the output's serial queue, which owns the tracker and the
 /// annotator (identities of faces) through `tracking`, a lock nobody else takes, and the
@@ -45,6 +46,7 @@ package final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataO
         /// Where the last analysed frame ends: the final empty message, after the last
         /// objects, is timed there.
         var lastFrame: (time: MediaTime, wallTimeNs: UInt64)?
+        var snapshots: ObjectSnapshots<Object>
     }
 
     /// `detectors`: one, or one per frame to detect at the same time.
@@ -57,7 +59,10 @@ package final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataO
         framesAhead = detectors.map(\.framesAhead).max() ?? 0
         framesInFlight =
             detectors.count > 1 || framesAhead > 0 ? max(2 * detectors.count, 2 * framesAhead + 1) : 1
-        tracking = Mutex(Tracking(annotator: annotator))
+        tracking = Mutex(
+            Tracking(
+                annotator: annotator,
+                snapshots: ObjectSnapshots(publisher: publisher, sourceID: sourceID, logger: logger)))
         self.publisher = publisher
         self.sourceID = sourceID
         self.logger = logger
@@ -141,6 +146,8 @@ package final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataO
                     update.objects, source: sourceID, time: frame.time, wallTimeNs: frame.wallClockNanoseconds))
         }
         tracking.objectsWerePresent = !update.objects.isEmpty
+        // Last: a JPEG now and then, after what subscribers wait for.
+        tracking.snapshots.frameAnalysed(frame, objects: update.objects, identified: changed, left: update.left)
     }
 
     /// At the end of the run: frames still being detected are published, then objects

@@ -150,8 +150,10 @@ package final class SightlineServices: Sendable {
         // subscribers get them.
         let ownSources = Array(Set(localEndpoints.values)).sorted { "\($0)" < "\($1)" }
         let mqttEndpoints = broker != nil ? [local] : ownSources
+        let galleries = configuration.sources.compactMap { $0.pipeline?.detection.identities?.gallery }
+        let enrolled = galleries.isEmpty ? nil : Array(Set(galleries.flatMap { $0.people.map(\.name) })).sorted()
         mqtt = try configuration.mqtt.map {
-            try MQTTOutput(configuration: $0, endpoints: mqttEndpoints, logger: logger)
+            try MQTTOutput(configuration: $0, endpoints: mqttEndpoints, enrolled: enrolled, logger: logger)
         }
         if let endpoint = configuration.metrics {
             let backend = MetricsBackend.shared

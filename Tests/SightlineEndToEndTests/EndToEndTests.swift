@@ -27,7 +27,8 @@ let logger = Logger(label: "test")
             endpoints: [endpoint], topics: Subscriber.topics(kinds: MessageKind.allCases, source: "e2e"))
         let counters = try await pipeline.runToCompletion()
 
-        let messages = try subscriber.collect { $0.last?.message.status?.state == .stopped }.map(\.message)
+        let received = try subscriber.collect { $0.last?.message.status?.state == .stopped }
+        let messages = received.map(\.message)
         #expect(subscriber.rejected.isEmpty)
         let byKind = Dictionary(grouping: messages, by: \.kind)
         #expect(byKind[.status]?.first?.status?.state == .started)
@@ -63,6 +64,38 @@ let logger = Logger(label: "test")
             #expect(face.bounds.width > 0.1 && face.bounds.width < 0.5)
             #expect(face.bounds.x > -0.2 && face.bounds.x < 1)
         }
+        try checkSnapshots(received.filter { $0.message.kind == .snapshots }, faces: withFaces, entered: entered)
+    }
+
+    /// Each face is taken as it enters, later only when its score has grown (never more than
+    /// four a second); each JPEG shows its frame with the face's box of that frame in green.
+    func checkSnapshots(_ snapshots: [ReceivedMessage], faces: [Message], entered: [Int]) throws {
+        let taken = try snapshots.map { ($0.message, try #require($0.message.snapshot)) }
+        #expect(Set(taken.map(\.1.id)) == Set(entered))
+        let times = taken.map { $0.0.time!.seconds }
+        #expect(zip(times, times.dropFirst()).allSatisfy { $1 - $0 >= 0.25 - 1e-9 }, "\(times)")
+        let facesAt = Dictionary(faces.map { ($0.time!, $0.faces!) }, uniquingKeysWith: { a, _ in a })
+        var lastScore: [Int: (Double, Double)] = [:]
+        for (message, snapshot) in taken {
+            let face = try #require(facesAt[message.time!]?.first { $0.faceID == snapshot.id })
+            #expect(snapshot.bounds == face.bounds && snapshot.score == face.score && snapshot.object == "face")
+            #expect(
+                message.frame == FrameInfo(format: .jpeg, width: 640, height: 480, sourceWidth: 640, sourceHeight: 480))
+            if let (score, time) = lastScore[snapshot.id] {
+                #expect(face.score > score + 0.1 * max(abs(score), 0.1) && message.time!.seconds - time >= 1)
+            }
+            lastScore[snapshot.id] = (face.score, message.time!.seconds)
+        }
+        // ffmpeg reads the first one: green along the top of its box.
+        let (first, payload) = (taken[0].1, try #require(snapshots[0].payload))
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("snapshot-\(UUID()).jpg").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(payload).write(to: URL(fileURLWithPath: path))
+        let image = try IndependentReaders.rgbFrame(path, at: 0, width: 640, height: 480)
+        let top = Int(first.bounds.y * 480) + 1
+        let xs = Int(first.bounds.x * 640) + 4..<Int((first.bounds.x + first.bounds.width) * 640) - 4
+        #expect(xs.filter { image.isFaceGreen($0, top) }.count > xs.count * 9 / 10)
+        #expect(!image.isFaceGreen(xs.lowerBound, top + 20))
     }
 
     /// The same run from frames held in memory, to a subscriber in the process (inproc: no

@@ -152,10 +152,15 @@ extension RecorderTests {
             Message(
                 kind: .frames, source: "gen", time: time, wallTimeNs: 1,
                 frame: FrameInfo(format: .gray8, width: 4, height: 2, sourceWidth: 640, sourceHeight: 480)),
+            Message(
+                kind: .snapshots, source: "gen", time: time, wallTimeNs: 1,
+                frame: FrameInfo(format: .jpeg, width: 640, height: 480, sourceWidth: 640, sourceHeight: 480),
+                snapshot: ObjectSnapshot(object: "code", id: 1, score: 1.5, bounds: person.bounds)),
         ]
-        messages += others.map {
-            ($0, $0.kind == .audio ? [0x21, 0x10] : $0.kind == .frames ? Array(repeating: 0, count: 8) : nil)
-        }
+        let payloads: [MessageKind: [UInt8]] = [
+            .audio: [0x21, 0x10], .frames: Array(repeating: 0, count: 8), .snapshots: [0xFF, 0xD8, 0xFF, 0xD9],
+        ]
+        messages += others.map { ($0, payloads[$0.kind]) }
         return messages.compactMap { message, payload in
             guard let data = try? JSONEncoder().encode(message),
                 let object = try? JSONSerialization.jsonObject(with: data)

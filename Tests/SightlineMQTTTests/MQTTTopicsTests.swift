@@ -126,9 +126,9 @@ import Testing
         let configs = first.filter { $0.topic.hasPrefix("ha/") }
         #expect(
             configs.map(\.topic) == [
-                "ha/binary_sensor/sightline_sightline_face_front_door/config",
-                "ha/sensor/sightline_sightline_all_front_door/config",
-                "ha/sensor/sightline_sightline_status_front_door/config",
+                "ha/binary_sensor/sightline_sightline/face_front_door/config",
+                "ha/sensor/sightline_sightline/all_front_door/config",
+                "ha/sensor/sightline_sightline/status_front_door/config",
             ])
         #expect(configs.allSatisfy { $0.retain })
         let face = try json(configs[0])
@@ -147,11 +147,89 @@ import Testing
             for: Self.event(.enter, face: Self.face(1, x: 0.1, named: "Ada"), at: 3, source: "front.door"))
         #expect(
             named.filter { $0.topic.hasPrefix("ha/") }.map(\.topic) == [
-                "ha/sensor/sightline_sightline_count_front_door_face/config",
-                "ha/sensor/sightline_sightline_person_Ada/config",
+                "ha/sensor/sightline_sightline/count_front_door_face/config",
+                "ha/sensor/sightline_sightline/person_Ada/config",
             ])
         let ada = try #require(named.first { $0.topic == "sightline/people/Ada" })
         #expect(try json(ada)["last_seen"] as? String == "2026-11-18T11:06:43Z")
+    }
+
+    static func snapshot(of face: FaceObject, at second: Int64, jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xD9]) -> (
+        Message, [UInt8]
+    ) {
+        (
+            Message(
+                kind: .snapshots, source: "door", time: MediaTime(value: second, timescale: 1),
+                wallTimeNs: UInt64(1_795_000_000 + second) * 1_000_000_000,
+                frame: FrameInfo(format: .jpeg, width: 640, height: 480, sourceWidth: 640, sourceHeight: 480),
+                snapshot: ObjectSnapshot(object: "face", id: face.faceID, score: 2.5, bounds: face.bounds)),
+            jpeg
+        )
+    }
+
+    @Test func aSnapshotIsAnUpdateAndTheNewestFaceIsTheLabelsSnapshot() throws {
+        var topics = MQTTTopics(prefix: "s", unknownName: "unknown", discoveryPrefix: "ha")
+        _ = topics.publications(for: Self.event(.enter, face: Self.face(1, x: 0.1), at: 1))
+        _ = topics.publications(for: Self.event(.enter, face: Self.face(2, x: 0.5), at: 2))
+        // The older face's snapshot: an update, not the label's picture (a newer face is in view).
+        let (older, jpeg) = Self.snapshot(of: Self.face(1, x: 0.15), at: 3)
+        let first = topics.publications(for: older, payload: jpeg)
+        #expect(first.map(\.topic) == ["s/events"])
+        let update = try json(first[0])
+        #expect(update["type"] as? String == "update")
+        #expect((update["before"] as? [String: Any])?["has_snapshot"] as? Bool == false)
+        let after = try #require(update["after"] as? [String: Any])
+        #expect(after["has_snapshot"] as? Bool == true && after["score"] as? Double == 2.5)
+        #expect(after["frame_time"] as? Double == 1_795_000_003 && after["media_time"] as? Double == 3)
+        #expect((after["box"] as? [Double])?.first.map { abs($0 - 0.15) < 1e-12 } == true)
+        // The newest face's: the label's picture, retained as it came, and a camera for it.
+        let (newest, _) = Self.snapshot(of: Self.face(2, x: 0.5), at: 4)
+        let second = topics.publications(for: newest, payload: jpeg)
+        #expect(
+            second.map(\.topic) == [
+                "s/events", "ha/camera/sightline_s/snapshot_door_face/config", "s/door/face/snapshot",
+            ])
+        #expect(second[2].payload == jpeg && second[2].retain)
+        let camera = try json(second[1])
+        #expect(camera["topic"] as? String == "s/door/face/snapshot" && camera["state_topic"] == nil)
+        #expect(camera["availability_topic"] as? String == "s/available")
+        // Not a JPEG, or of a face not in view: nothing.
+        #expect(topics.publications(for: newest, payload: Array("GIF89a".utf8)).isEmpty)
+        #expect(topics.publications(for: newest).isEmpty)
+        #expect(topics.publications(for: Self.snapshot(of: Self.face(9, x: 0.5), at: 5).0, payload: jpeg).isEmpty)
+        // The end event says it had one.
+        let end = topics.publications(for: Self.event(.leave, face: Self.face(2, x: 0.5), at: 6))
+        #expect((try json(end[0])["after"] as? [String: Any])?["has_snapshot"] as? Bool == true)
+    }
+
+    @Test func everyoneEnrolledHasASensorFromTheStartAndTheRemovedLoseTheirs() throws {
+        var topics = MQTTTopics(prefix: "s", unknownName: "stranger", discoveryPrefix: "ha", enrolled: ["Ada", "Bo b"])
+        #expect(topics.retainedSubscriptions == ["ha/sensor/sightline_s/+/config"])
+        let start = topics.atStart()
+        #expect(
+            start.map(\.topic) == [
+                "ha/sensor/sightline_s/person_Ada/config", "ha/sensor/sightline_s/person_Bo_b/config",
+                "ha/sensor/sightline_s/person_stranger/config",
+            ])
+        #expect(try json(start[0])["state_topic"] as? String == "s/people/Ada")
+        // What an earlier run left: Cy's sensor (no longer enrolled) goes, with Cy's last sighting;
+        // Ada's stays, as does what is not a person's or not ours.
+        var earlier = MQTTTopics(prefix: "s", unknownName: "stranger", discoveryPrefix: "ha", enrolled: ["Cy"])
+        let cy = try #require(earlier.atStart().first { $0.topic.contains("person_Cy") })
+        let removal = topics.retained(cy)
+        #expect(removal.map(\.topic) == [cy.topic, "s/people/Cy"])
+        #expect(removal.allSatisfy { $0.payload.isEmpty && $0.retain })
+        #expect(topics.retained(start[0]).isEmpty)
+        let status = try #require(
+            earlier.publications(for: Self.status(.running)).first { $0.topic.contains("status_door") })
+        #expect(topics.retained(status).isEmpty)
+        #expect(topics.retained(.init(topic: cy.topic, payload: [], retain: true)).isEmpty)
+        #expect(topics.retained(.init(topic: cy.topic, payload: Array("not json".utf8), retain: true)).isEmpty)
+        var otherPrefix = MQTTTopics(prefix: "t", unknownName: "stranger", discoveryPrefix: "ha", enrolled: ["Cy"])
+        #expect(topics.retained(try #require(otherPrefix.atStart().first)).isEmpty)
+        // A process without a gallery removes nobody, and announces nobody.
+        var plain = MQTTTopics(prefix: "s", unknownName: "stranger", discoveryPrefix: "ha")
+        #expect(plain.atStart().isEmpty && plain.retained(cy).isEmpty)
     }
 
     @Test func topicLevelsFromOutsideNeverCarryWildcardsOrSeparators() {
