@@ -2,9 +2,11 @@
 port, plain HTTP without redirects, whether a console answers, and headless Chromium driven
 by selenium."""
 import io
+import json
 import shutil
 import socket
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -100,3 +102,29 @@ def player_at(driver, base, name, t):
         f"const o = document.getElementById('overlay'); return o.dataset.mediaTime !== undefined && "
         f"Math.abs(Number(o.dataset.mediaTime) - {t}) < 0.05 && document.getElementById('video').readyState >= 2"),
         what="the player at ?t=")
+
+
+class StandInDetector(threading.Thread):
+    """A detector in another process: for each message a source publishes on `topic`
+    (`faces/cam1/`, `frames/cam1/`) at `bus`, the objects `items(sent)` (`sent`: groups so far)
+    as `detector`'s group timed at that message's frame, sent to the source's metadata input."""
+
+    def __init__(self, bus, topic, metadata_in, detector, items):
+        import zmq
+        super().__init__(daemon=True)
+        self.listen = zmq.Context.instance().socket(zmq.SUB)
+        self.listen.setsockopt(zmq.SUBSCRIBE, topic.encode())
+        self.listen.connect(bus)
+        self.out = zmq.Context.instance().socket(zmq.PUB)
+        self.out.connect(metadata_in)
+        self.source, self.detector, self.items = topic.split("/")[1], detector, items
+        self.running, self.sent = True, 0
+
+    def run(self):
+        while self.running:
+            if self.listen.poll(100):
+                message = json.loads(self.listen.recv_multipart()[1])
+                group = {"v": 1, "kind": "objects", "source": self.source, "time": message["time"],
+                         "objects": {"detector": self.detector, "items": self.items(self.sent)}}
+                self.out.send_multipart([f"objects/{self.source}/".encode(), json.dumps(group).encode()])
+                self.sent += 1

@@ -26,7 +26,8 @@ import time
 import zmq
 from PIL import Image
 
-from sightline_testkit import Checks, browser, free_port, http, player_at, screenshot, serving, wait_for
+from sightline_testkit import (Checks, StandInDetector, browser, free_port, http, player_at, screenshot, serving,
+                               wait_for)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/debug/sightline")
@@ -57,31 +58,8 @@ class FacesCollector(threading.Thread):
                     (f["faceID"], [f["bounds"][k] for k in ("x", "y", "width", "height")]) for f in message["faces"]]
 
 
-class ObjectsMirror(threading.Thread):
-    """A detector in another process: for every frame the source analysed for faces, one
-    badge (a type of its own, so drawn in a colour of its own) at BADGE, sent back to the
-    source's metadata input timed at that frame."""
-
-    def __init__(self, faces_endpoint, objects_endpoint):
-        super().__init__(daemon=True)
-        self.faces = zmq.Context.instance().socket(zmq.SUB)
-        self.faces.setsockopt(zmq.SUBSCRIBE, b"faces/cam1/")
-        self.faces.connect(faces_endpoint)
-        self.out = zmq.Context.instance().socket(zmq.PUB)
-        self.out.connect(objects_endpoint)
-        self.running = True
-
-    def run(self):
-        while self.running:
-            if self.faces.poll(100):
-                message = json.loads(self.faces.recv_multipart()[1])
-                item = {"type": BADGE_TYPE, "label": "badge", "bounds": dict(zip(("x", "y", "width", "height"), BADGE))}
-                group = {"v": 1, "kind": "objects", "source": "cam1", "time": message["time"],
-                         "objects": {"detector": "badges", "items": [item]}}
-                self.out.send_multipart([b"objects/cam1/", json.dumps(group).encode()])
-
-
 BADGE, BADGE_TYPE = [0.02, 0.04, 0.1, 0.08], "org.example.badge"
+BADGE_ITEM = {"type": BADGE_TYPE, "label": "badge", "bounds": dict(zip(("x", "y", "width", "height"), BADGE))}
 
 
 def type_colour(type_name):
@@ -200,7 +178,10 @@ def main():
     try:
         collector = FacesCollector(f"tcp://127.0.0.1:{publish}")
         collector.start()
-        ObjectsMirror(f"tcp://127.0.0.1:{publish}", f"tcp://127.0.0.1:{metadata_in}").start()
+        # A detector in another process: a badge (a type of its own, so drawn in a colour of its
+        # own) at BADGE for every frame the source analysed for faces.
+        StandInDetector(f"tcp://127.0.0.1:{publish}", "faces/cam1/", f"tcp://127.0.0.1:{metadata_in}", "badges",
+                        lambda sent: [BADGE_ITEM]).start()
         source = start_source()
         feeder = start(sys.executable, os.path.join(ROOT, "tools/gps_feeder.py"), "--connect",
                        f"tcp://127.0.0.1:{metadata_in}", "--rate", "4", "--duration", "600", stdout=subprocess.DEVNULL)

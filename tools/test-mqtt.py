@@ -24,7 +24,7 @@ import tempfile
 import threading
 import time
 
-from sightline_testkit import Checks, free_port, http, wait_for
+from sightline_testkit import Checks, StandInDetector, free_port, http, wait_for
 
 here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 check = Checks("MQTT output")
@@ -227,6 +227,9 @@ def main():
           again.returncode == 0 and nobody not in after and "homeassistant/sensor/sightline_sightline/person_Obama/config"
           in after, sorted(after))
 
+    # Another detector's objects: snapshots drawn into the frames it analysed.
+    people_snapshots(binary, broker, mqtt, work)
+
     # 3. kill -9: the broker says offline (the last will).
     sub = Subscription(broker.port, "sightline/available")
     source = subprocess.Popen([binary, "run", *own_bus(), "--realtime", "--loop", "--mqtt", mqtt, "--log-level", "warning"])
@@ -343,6 +346,67 @@ def main():
     return check.summary()
 
 
+PERSON = [0.1, 0.1, 0.3, 0.7]
+
+
+def people_snapshots(binary, broker, mqtt, work):
+    publish, objects_in = free_port(), free_port()
+    sub = Subscription(broker.port, ("sightline/events", "sightline/cam1/person/snapshot"))
+    # A detector in another process: for each frame the frames output publishes, one person at
+    # PERSON, surer on every frame.
+    stand_in = StandInDetector(
+        f"tcp://127.0.0.1:{publish}", "frames/cam1/", f"tcp://127.0.0.1:{objects_in}", "people",
+        lambda sent: [{"type": "humanBody", "label": "person", "confidence": min(0.95, 0.3 + 0.05 * sent),
+                       "bounds": dict(zip(("x", "y", "width", "height"), PERSON))}])
+    stand_in.start()
+    source = subprocess.Popen([binary, "run", "--publish", f"tcp://127.0.0.1:{publish}", "--realtime", "--loop",
+                               "--metadata-in", f"tcp://127.0.0.1:{objects_in}", "--frames", "jpeg", "--frames-rate", "5",
+                               "--mqtt", mqtt, "--log-level", "warning"])
+    try:
+        sub.wait(lambda s: len(s.payloads("sightline/cam1/person/snapshot")) >= 2, "two snapshots of the person")
+    finally:
+        source.send_signal(signal.SIGINT)
+        source.wait(timeout=60)
+        stand_in.running = False
+    people = [e for e in events_of(sub) if e["after"]["label"] == "person"]
+    updates = [e for e in people if e["type"] == "update" and e["after"]["has_snapshot"]]
+    check("another detector's person: update events with has_snapshot, the box it sent",
+          updates and all(close_box(e["after"]["box"], PERSON) for e in updates), updates[:1])
+    check("... whose score grew by a tenth at least between snapshots", all(
+        b["after"]["score"] > a["after"]["score"] * 1.1 for a, b in zip(updates, updates[1:])),
+          [e["after"]["score"] for e in updates])
+    jpeg = sub.payloads("sightline/cam1/person/snapshot")[-1]
+    width, height, rgb = decoded(work, jpeg)
+    x0, y0, x1 = (round(PERSON[0] * width), round(PERSON[1] * height), round((PERSON[0] + PERSON[2]) * width))
+    blue = [rgb[3 * (y0 * width + x) + i] for x in range(x0 + 4, x1 - 4) for i in range(3)]
+    pixels = [blue[i:i + 3] for i in range(0, len(blue), 3)]
+    # humanBody's colour, #30a0ff, after JPEG.
+    check("the person's snapshot: the frame with its box in humanBody's blue where the detector put it",
+          (width, height) == (640, 480) and sum(r < 110 and 110 < g < 210 and b > 200 for r, g, b in pixels)
+          > 0.8 * len(pixels), (width, height, pixels[:3]))
+    configs = retained_now(broker.port, "homeassistant/camera/#")
+    check("discovery: a camera for the person snapshots",
+          "homeassistant/camera/sightline_sightline/snapshot_cam1_person/config" in configs, sorted(configs))
+    sub.stop()
+
+
+def close_box(box, bounds):
+    x, y, w, h = bounds
+    return all(abs(a - b) < 1e-9 for a, b in zip(box, [x, y, x + w, y + h]))
+
+
+def decoded(work, jpeg):
+    """ffmpeg's reading of a JPEG: width, height and RGB bytes."""
+    path = os.path.join(work, "snapshot.jpg")
+    with open(path, "wb") as f:
+        f.write(jpeg)
+    probe = json.loads(subprocess.run(["ffprobe", "-v", "error", "-show_streams", "-of", "json", path],
+                                      capture_output=True, text=True).stdout)["streams"][0]
+    rgb = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+                         capture_output=True).stdout
+    return probe["width"], probe["height"], rgb
+
+
 def news_of(events):
     return {e["after"]["id"]: e for e in events if e["type"] == "new"}
 
@@ -354,14 +418,7 @@ def face_device(configs):
 def check_snapshot(work, jpeg, updates):
     """ffmpeg decodes the JPEG; the face green (#00e050) outlines the box of one of the snapshot
     updates (the newest face's best), to within 3 pixels."""
-    path = os.path.join(work, "snapshot.jpg")
-    with open(path, "wb") as f:
-        f.write(jpeg)
-    probe = json.loads(subprocess.run(["ffprobe", "-v", "error", "-show_streams", "-of", "json", path],
-                                      capture_output=True, text=True).stdout)["streams"][0]
-    width, height = probe["width"], probe["height"]
-    rgb = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
-                         capture_output=True).stdout
+    width, height, rgb = decoded(work, jpeg)
     def green(x, y):
         r, g, b = rgb[3 * (y * width + x):3 * (y * width + x) + 3]
         return r < 90 and g > 160 and b < 150

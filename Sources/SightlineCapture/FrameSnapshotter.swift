@@ -65,6 +65,13 @@ package final class FrameSnapshotter {
         }
     }
 
+    /// A yuv420p copy of `pixels` within the maximum size that owns its memory: it can be kept
+    /// after the frame's own buffer has gone back to a camera's driver or a decoder.
+    package func copy(_ pixels: PixelBuffer) throws -> PixelBuffer {
+        let (width, height) = outputSize(width: pixels.width, height: pixels.height)
+        return try scale(pixels.planes, from: pixels.format.avPixelFormat, pixels, to: .yuv420p, size: (width, height))
+    }
+
     private func scale(
         _ planes: [Plane], from source: AVPixelFormat, _ pixels: PixelBuffer, to target: PixelFormat,
         size: (width: Int, height: Int), swscaleTarget: AVPixelFormat? = nil

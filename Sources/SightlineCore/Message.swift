@@ -195,16 +195,18 @@ public struct FrameInfo: Sendable, Codable, Equatable {
 
 /// Which object a `snapshots` message's JPEG shows (its `frame` says the JPEG's size).
 public struct ObjectSnapshot: Sendable, Codable, Equatable {
-    /// The `object` of its events ("face", "code") and their `id`.
+    /// The `object` of its events ("face", "code", a detected object's type) and their `id`.
     public var object: String
     public var id: Int
     /// The sighting's detection score (faces); nil for objects without one.
     public var score: Double?
     /// Where its box is drawn, normalised to the frame.
     public var bounds: NormalizedRect
+    /// Which detector in another process found it (as its events say); nil: a built-in one.
+    public var detector: String?
 
-    public init(object: String, id: Int, score: Double?, bounds: NormalizedRect) {
-        (self.object, self.id, self.score, self.bounds) = (object, id, score, bounds)
+    public init(object: String, id: Int, score: Double?, bounds: NormalizedRect, detector: String? = nil) {
+        (self.object, self.id, self.score, self.bounds, self.detector) = (object, id, score, bounds, detector)
     }
 }
 

@@ -69,6 +69,7 @@ package enum MessageLimits {
             check.count(snapshot.id, "snapshot.id")
             check.number(snapshot.score, "snapshot.score")
             check.rect(snapshot.bounds, "snapshot.bounds")
+            if let detector = snapshot.detector { check.text(detector, "snapshot.detector") }
         }
         return check.violation
     }

@@ -120,6 +120,25 @@ package final class MQTTConnection: Sendable {
         let offline = Array("offline".utf8)
         try check(mosquitto_will_set(pointer, availability, Int32(offline.count), offline, 1, true), "last will")
         try check(mosquitto_reconnect_delay_set(pointer, 1, 30, true), "reconnect delay")
+        setCallbacks(pointer)
+        // Online as soon as the broker has us; the will says offline when we die.
+        state.withLock { state in
+            remember(Publication(topic: availability, json: "online", retain: true), &state)
+        }
+        let code = mosquitto_connect_async(pointer, broker.host, broker.port, 30)
+        if code != MOSQ_ERR_SUCCESS.rawValue {
+            // Refused, unresolvable or a failed TLS handshake now: the network thread keeps
+            // trying. What libmosquitto logged of it (OpenSSL's reason) says more.
+            let logged = state.withLock { $0.counters.lastError }
+            noteError(
+                "cannot reach \(broker.host):\(broker.port): \(Self.describe(code))" + (logged.map { " (\($0))" } ?? "")
+            )
+        }
+        try check(mosquitto_loop_start(pointer), "network thread")
+    }
+
+    /// libmosquitto calls these on its network thread, with this connection as its context.
+    private func setCallbacks(_ pointer: OpaquePointer) {
         mosquitto_user_data_set(pointer, Unmanaged.passUnretained(self).toOpaque())
         mosquitto_connect_callback_set(pointer) { _, context, code in
             guard let context else { return }
@@ -143,20 +162,6 @@ package final class MQTTConnection: Sendable {
             guard let context, let text, level & Int32(MOSQ_LOG_ERR) != 0 else { return }
             Unmanaged<MQTTConnection>.fromOpaque(context).takeUnretainedValue().noteError(String(cString: text))
         }
-        // Online as soon as the broker has us; the will says offline when we die.
-        state.withLock { state in
-            remember(Publication(topic: availability, json: "online", retain: true), &state)
-        }
-        let code = mosquitto_connect_async(pointer, broker.host, broker.port, 30)
-        if code != MOSQ_ERR_SUCCESS.rawValue {
-            // Refused, unresolvable or a failed TLS handshake now: the network thread keeps
-            // trying. What libmosquitto logged of it (OpenSSL's reason) says more.
-            let logged = state.withLock { $0.counters.lastError }
-            noteError(
-                "cannot reach \(broker.host):\(broker.port): \(Self.describe(code))" + (logged.map { " (\($0))" } ?? "")
-            )
-        }
-        try check(mosquitto_loop_start(pointer), "network thread")
     }
 
     private func check(_ code: Int32, _ what: String) throws(SightlineError) {

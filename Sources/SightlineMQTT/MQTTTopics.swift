@@ -157,7 +157,9 @@ package struct MQTTTopics {
     {
         // Only a JPEG (its start-of-image marker): the payload goes out as it came.
         let source = message.source
-        let key = Key(source: source, kind: snapshot.object, id: snapshot.id)
+        // Keyed as the events' objects are: another detector's by what one object of theirs is called.
+        let kind = snapshot.detector == nil ? snapshot.object : ObjectKind.detectedObjects.objectName
+        let key = Key(source: source, kind: kind, id: snapshot.id)
         guard jpeg.starts(with: [0xFF, 0xD8]), let before = open[key] else { return [] }
         var after = before
         after.hasSnapshot = true

@@ -198,13 +198,14 @@ package final class AnalysisPipeline: Service, Sendable {
             Self.publish(event, publisher: publisher, sourceID: sourceID, state: currentState, device: nil)
         }
         self.session = session
-        let bus = configuration.bus
+        let (bus, recentFrames) = (configuration.bus, framesOutput?.recent)
         metadataInput = try bus.metadataIn.map { endpoint in
             try MetadataInput(
                 configuration: .init(
                     endpoint: endpoint, allowRemote: bus.allowRemote, curve: bus.serverCurve,
                     maximumRate: bus.metadataInRate, detectors: .init(hold: bus.objectsHold)),
-                sourceID: configuration.sourceID, publisher: publisher, clock: session, logger: logger)
+                sourceID: configuration.sourceID, publisher: publisher, clock: session,
+                recentFrames: recentFrames, logger: logger)
         }
     }
 

@@ -3,6 +3,7 @@ import Metrics
 import SightlineBus
 import SightlineCore
 import SightlineDetection
+import SightlineMovie
 import Synchronization
 
 /// Objects from detectors in other processes (`objects/<source>/` groups sent to
@@ -10,6 +11,9 @@ import Synchronization
 /// get Sightline's IDs from a tracker of their own (by overlap, or by the detector's own IDs),
 /// enter and leave as faces do, and are published again as the source's `objects` message,
 /// at the time of the frame the detector analysed.
+///
+/// Its objects get snapshots as faces do (`ObjectSnapshots`), drawn into the frame they were
+/// found in when it is one the `frames` output published and still keeps (`RecentFrames`).
 ///
 /// A detector that goes quiet does not keep its objects: once the source's newest frame is
 /// `hold` of media time past its last group, they leave, and groups it sends for that time
@@ -28,6 +32,7 @@ final class DetectorInputs: Sendable {
     private let configuration: Configuration
     private let publisher: Publisher
     private let sourceID: String
+    private let recentFrames: RecentFrames?
     private let logger: Logger
     private let state = Mutex(State())
 
@@ -51,12 +56,17 @@ final class DetectorInputs: Sendable {
         var publishedUpTo: MediaTime?
         /// Whether the last message published had objects (one empty message follows).
         var objectsWerePresent = false
+        var snapshots: ObjectSnapshots
     }
 
-    init(configuration: Configuration, sourceID: String, publisher: Publisher, logger: Logger) {
+    init(
+        configuration: Configuration, sourceID: String, publisher: Publisher, recentFrames: RecentFrames? = nil,
+        logger: Logger
+    ) {
         self.configuration = configuration
         self.sourceID = sourceID
         self.publisher = publisher
+        self.recentFrames = recentFrames
         self.logger = logger
     }
 
@@ -128,7 +138,8 @@ final class DetectorInputs: Sendable {
             guard detectors.count < configuration.maximumDetectors else { return nil }
             detectors[name] = Detector(
                 objectsPublished: Counter(
-                    label: "sightline_objects_published_total", dimensions: [("source", sourceID), ("detector", name)]))
+                    label: "sightline_objects_published_total", dimensions: [("source", sourceID), ("detector", name)]),
+                snapshots: ObjectSnapshots(publisher: publisher, sourceID: sourceID, detector: name, logger: logger))
         }
         return name
     }
@@ -152,6 +163,13 @@ final class DetectorInputs: Sendable {
             publishGroup(update.objects, of: name, at: frame)
         }
         detector.objectsWerePresent = !update.objects.isEmpty
+        detector.snapshots.frameAnalysed(
+            at: frame.time, wallTimeNs: frame.wallTimeNs, picture: { recentFrames?.picture(at: frame.time) },
+            objects: update.objects.map {
+                ObjectSnapshots.Sighting(
+                    id: $0.objectID, object: $0.type, bounds: $0.bounds, score: $0.confidence,
+                    colour: ObjectKind.colour(ofType: $0.type), detector: name)
+            }, identified: [], left: update.left.map(\.objectID))
     }
 
     /// Ends the detector's objects at `time`: an empty message if its last one had objects,

@@ -40,6 +40,9 @@ final class FramesPublishing: FrameDataOutputDelegate, Sendable {
         var lastPublished: MediaTime?
     }
 
+    /// Copies of the frames published, for other detectors' snapshots.
+    let recent: RecentFrames
+
     init(configuration: FramesConfiguration, publisher: Publisher, sourceID: String, logger: Logger) throws {
         guard configuration.rate > 0 else { throw SightlineError.invalidArgument("the frames rate must be positive") }
         let snapshotter = try FrameSnapshotter(
@@ -49,6 +52,7 @@ final class FramesPublishing: FrameDataOutputDelegate, Sendable {
         self.publisher = publisher
         self.sourceID = sourceID
         self.topic = Topic.make(kind: .frames, source: sourceID)
+        recent = RecentFrames(publisher: publisher, sourceID: sourceID)
         snapshotting = Mutex(Snapshotting(snapshotter: snapshotter, failures: RateLimitedLog(logger: logger)))
     }
 
@@ -74,8 +78,10 @@ final class FramesPublishing: FrameDataOutputDelegate, Sendable {
                     kind: .frames, source: sourceID, time: frame.time, wallTimeNs: frame.wallClockNanoseconds,
                     frame: info),
                 payload: bytes)
+            try recent.keep(frame)
         } catch {
-            snapshotting.failures.warning("a frame could not be published: \(error)", reason: "snapshot")
+            snapshotting.failures.warning(
+                "a frame could not be published (or kept for snapshots): \(error)", reason: "snapshot")
         }
     }
 }

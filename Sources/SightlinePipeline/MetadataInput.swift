@@ -65,7 +65,7 @@ final class MetadataInput: Sendable {
     /// Binds at once, so a bad or busy endpoint fails before the run starts.
     init(
         configuration: Configuration, sourceID: String, publisher: Publisher,
-        clock: any MediaClock, logger: Logger
+        clock: any MediaClock, recentFrames: RecentFrames? = nil, logger: Logger
     ) throws {
         let subscriber = try Subscriber(
             binding: configuration.endpoint,
@@ -77,7 +77,8 @@ final class MetadataInput: Sendable {
         self.publisher = publisher
         self.clock = clock
         detectors = DetectorInputs(
-            configuration: configuration.detectors, sourceID: sourceID, publisher: publisher, logger: logger)
+            configuration: configuration.detectors, sourceID: sourceID, publisher: publisher,
+            recentFrames: recentFrames, logger: logger)
         subscriber.logRejections(to: logger)
         wakeUp = try WakeUp()
         receiving = Mutex(

@@ -5,6 +5,7 @@ import SightlineBus
 import SightlineCapture
 import SightlineCore
 import SightlineDetection
+import SightlineMovie
 import Synchronization
 
 /// A detector output's delegate: finds objects (faces, codes) in each frame it is given,
@@ -34,6 +35,8 @@ package final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataO
     private let detectionTimer: Metrics.Timer
     private let objectsPublished: Counter
     private let failures: Counter
+    /// Its kind's, for snapshots' boxes.
+    private let colour: RGBColour
 
     /// What the output's queue keeps from frame to frame.
     private struct Tracking {
@@ -46,7 +49,7 @@ package final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataO
         /// Where the last analysed frame ends: the final empty message, after the last
         /// objects, is timed there.
         var lastFrame: (time: MediaTime, wallTimeNs: UInt64)?
-        var snapshots: ObjectSnapshots<Object>
+        var snapshots: ObjectSnapshots
     }
 
     /// `detectors`: one, or one per frame to detect at the same time.
@@ -62,7 +65,9 @@ package final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataO
         tracking = Mutex(
             Tracking(
                 annotator: annotator,
-                snapshots: ObjectSnapshots(publisher: publisher, sourceID: sourceID, logger: logger)))
+                snapshots: ObjectSnapshots(
+                    publisher: publisher, sourceID: sourceID, detector: Object.eventObject, logger: logger)))
+        colour = ObjectKind.all.first { $0.messageKind == Object.messageKind }?.colour ?? .green
         self.publisher = publisher
         self.sourceID = sourceID
         self.logger = logger
@@ -147,7 +152,13 @@ package final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataO
         }
         tracking.objectsWerePresent = !update.objects.isEmpty
         // Last: a JPEG now and then, after what subscribers wait for.
-        tracking.snapshots.frameAnalysed(frame, objects: update.objects, identified: changed, left: update.left)
+        tracking.snapshots.frameAnalysed(
+            at: frame.time, wallTimeNs: frame.wallClockNanoseconds, picture: { frame.pixels },
+            objects: update.objects.map {
+                ObjectSnapshots.Sighting(
+                    id: $0.objectID, object: Object.eventObject, bounds: $0.bounds, score: $0.detectionScore,
+                    colour: colour)
+            }, identified: changed.map(\.objectID), left: update.left.map(\.objectID))
     }
 
     /// At the end of the run: frames still being detected are published, then objects
