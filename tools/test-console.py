@@ -145,6 +145,41 @@ def edge_is_drawn(image, box):
     return all(top_edge + left_edge) and not is_green(middle)
 
 
+def phone_checks(driver, base, name, t, work):
+    """Each page at 1280 and 390 CSS pixels wide (screenshots kept in SIGHTLINE_TEST_OUTPUT, or
+    the test's directory): at 390 nothing is wider than the screen, and the player's face
+    boxes sit where their bounds say on the picture, as at full width."""
+    shots = os.path.join(os.environ.get("SIGHTLINE_TEST_OUTPUT") or work, "console-screenshots")
+    os.makedirs(shots, exist_ok=True)
+    # The source has stopped by now: the live page says so.
+    pages = {"sources": "/", "recordings": "/recordings", "live": "/live/cam1", "player": None}
+    for width in (1280, 390):
+        driver.set_window_size(width, 900)
+        inner = driver.execute_script("return window.innerWidth")
+        for page, path in pages.items():
+            if path is None:
+                player_at(driver, base, name, t)
+            else:
+                driver.get(base + path)
+                wait_for(lambda: driver.execute_script("return document.readyState") == "complete", what=page)
+            driver.save_screenshot(os.path.join(shots, f"{page}-{width}.png"))
+            wide = driver.execute_script("return document.documentElement.scrollWidth")
+            check(f"{page} at {inner} px: nothing wider than the screen", wide <= inner, (wide, driver.execute_script(
+                "return [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > "
+                "window.innerWidth).slice(-3).map(e => e.tagName + '#' + e.id + '.' + e.className.baseVal + "
+                "e.className + ' ' + Math.round(e.getBoundingClientRect().right))")))
+        frame = driver.execute_script(
+            "const r = document.getElementById('frame').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]")
+        boxes = rects(driver)
+        expected = [[frame[0] + x * frame[2], frame[1] + y * frame[3], w * frame[2], h * frame[3]]
+                    for _, (x, y, w, h), _ in boxes]
+        check(f"player at {inner} px: the picture fits and each face box sits on its bounds",
+              boxes and frame[2] <= inner and all(close(c, e, 1.5) for (_, _, c), e in zip(boxes, expected)),
+              f"{frame} {boxes} {expected}")
+    print(f"console screenshots at 1280 and 390 px: {shots}")
+    driver.set_window_size(1200, 1100)
+
+
 def main():
     work = tempfile.mkdtemp(prefix="sightline-console-test-")
     recordings = os.path.join(work, "rec")
@@ -358,6 +393,9 @@ def main():
         check("its box turns with the picture", close(client, expected, 1.5), f"{client} vs {expected}")
         check("screenshot: the turned box is drawn there", wait_for(
             lambda: edge_is_drawn(screenshot(driver), client), timeout=30, step=0.5, what="the turned box"))
+
+        # Phones: at 390 px no page scrolls sideways, and the player's boxes stay on its faces.
+        phone_checks(driver, base, recording["name"], t, work)
 
         # Bad recordings show an error on their page; the server stays up.
         driver.get(base + "/recordings/corrupt.mov")

@@ -197,7 +197,7 @@ struct DetectionOptions: ParsableArguments {
 
     @Option(
         help:
-            "Scan the whole frame every N analysed frames, and between them only around the faces being tracked (1: every frame whole; new faces are found at the next full scan)."
+            "Scan the whole frame every N analysed frames (1-300), and between them only around the faces being tracked (1: every frame whole; new faces are found at the next full scan)."
     )
     var fullScanInterval = 1
 

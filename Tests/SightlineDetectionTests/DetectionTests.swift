@@ -90,6 +90,8 @@ func sampleFrames(_ url: URL = SampleMedia.faces640x480) throws -> [VideoFrame] 
         #expect(throws: SightlineError.self) { try FaceDetector(configuration: .init(threads: 0)) }
         #expect(throws: SightlineError.self) { try FaceDetector(configuration: .init(threads: 65)) }
         #expect(throws: SightlineError.self) { try FaceDetector(configuration: .init(fullScanInterval: 0)) }
+        #expect(throws: SightlineError.self) { try FaceDetector(configuration: .init(fullScanInterval: 301)) }
+        #expect(try FaceDetector(configuration: .init(fullScanInterval: 300)).configuration.fullScanInterval == 300)
         let rgb = PixelBuffer(format: .rgb24, width: 1, height: 1, packedPlanes: [[0, 0, 0]])
         #expect(throws: SightlineError.self) { try FaceDetector().detect(in: rgb) }
     }

@@ -106,8 +106,9 @@ package final class FaceDetector {
             guard (1...64).contains(threads) else {
                 throw SightlineError.invalidArgument("detector threads must be 1 to 64, not \(threads)")
             }
-            guard fullScanInterval >= 1 else {
-                throw SightlineError.invalidArgument("full scan interval must be 1 or more, not \(fullScanInterval)")
+            // Beyond 10 s at 30 fps a face that appears waits too long to be found.
+            guard (1...300).contains(fullScanInterval) else {
+                throw SightlineError.invalidArgument("full scan interval must be 1 to 300, not \(fullScanInterval)")
             }
             return self
         }

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Cameras per box: how many real-time sources one `serve` analyses on this machine.
+
+For each size (the bundled 1280x720 and 640x480 clips), `serve` runs N copies of the clip
+paced in real time (30 fps, looped), every frame analysed for faces with the default
+tracking (`--full-scan-interval 5`), nothing recorded. N grows from 1 until a source drops
+a frame late or recall falls under 98%. For each N it prints the late drops, recall and
+precision against full scans of the same frames (`run --full-scan-interval 1`, every box
+compared: tracking must publish dlib's own boxes), the process's CPU per camera and its
+memory per camera, over a window of `--seconds` after every source has started.
+
+  python3 tools/bench-cameras.py .build/release/sightline [--seconds 15] [--interval 5]
+      [--max 8] [--upsample-too]
+
+`--upsample-too` adds `upsample: 1` at 1280x720 for N = 1 and 2. Before each N, the memory
+the last N took per camera is checked against what the machine has free: N cameras that
+would not fit are one line and exit status 1.
+"""
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import zmq
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sightline_testkit import free_port, http, wait_for  # noqa: E402
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLIPS = {"1280x720": "faces_1280x720.mp4", "640x480": "faces_640x480.mp4"}
+FPS, CLIP_FRAMES = 30, 300
+
+
+def frame_of(time):
+    """The clip's frame a (looped) media time shows."""
+    return round(time["value"] * FPS / time["timescale"]) % CLIP_FRAMES
+
+
+def boxes(faces):
+    return [tuple(round(f["bounds"][k], 6) for k in ("x", "y", "width", "height")) for f in faces]
+
+
+def full_scans(binary, clip, upsample):
+    """Every frame's faces as a full scan finds them: frame -> boxes."""
+    port = free_port()
+    run = subprocess.run([binary, "run", "--source", clip, "--publish", f"tcp://127.0.0.1:{port}", "--print",
+                          "--upsample", str(upsample), "--log-level", "error"],
+                         capture_output=True, text=True, timeout=900, check=True)
+    reference = {}
+    for line in run.stdout.splitlines():
+        message = json.loads(line) if line.startswith("{") else {}
+        if message.get("kind") == "faces":
+            reference[frame_of(message["time"])] = boxes(message["faces"])
+    return reference
+
+
+def process_cpu(pid):
+    """User and system CPU seconds of a process so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_bytes(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
+
+
+def available_bytes():
+    with open("/proc/meminfo") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:"))
+
+
+def late_drops(metrics):
+    _, _, body = http(f"http://127.0.0.1:{metrics}/metrics")
+    total = 0
+    for line in body.decode().splitlines():
+        if line.startswith("sightline_frames_dropped_total{") and 'output="detect"' in line and 'reason="late"' in line:
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def serve_round(binary, clip, cameras, seconds, interval, upsample, work):
+    """One `serve` with `cameras` copies of `clip`: what it dropped, published and cost."""
+    publish, metrics = free_port(), free_port()
+    config = os.path.join(work, f"cameras-{cameras}.yml")
+    with open(config, "w") as f:
+        f.write(f"publish: tcp://127.0.0.1:{publish}\nmetrics: 127.0.0.1:{metrics}\n")
+        f.write(f"defaults:\n  detect: faces\n  realtime: true\n  loop: true\n  full-scan-interval: {interval}\n"
+                f"  upsample: {upsample}\nsources:\n")
+        for n in range(1, cameras + 1):
+            f.write(f"  - source-id: cam{n}\n    source: {clip}\n")
+    subscriber = zmq.Context.instance().socket(zmq.SUB)
+    for topic in (b"faces/", b"status/"):
+        subscriber.setsockopt(zmq.SUBSCRIBE, topic)
+    subscriber.connect(f"tcp://127.0.0.1:{publish}")
+    serve = subprocess.Popen([binary, "serve", "--config", config, "--log-level", "error"])
+    try:
+        started = set()
+        def all_started():
+            while subscriber.poll(50):
+                _, body = subscriber.recv_multipart()[:2]
+                message = json.loads(body)
+                if message["kind"] == "status" and message["status"]["state"] in ("started", "running"):
+                    started.add(message["source"])
+            return len(started) == cameras
+        wait_for(all_started, timeout=120, what=f"{cameras} sources started")
+        time.sleep(2)  # a benchmark's warm-up: the first full scans and allocations
+        while subscriber.poll(0):
+            subscriber.recv_multipart()
+        cpu0, drops0, t0 = process_cpu(serve.pid), late_drops(metrics), time.monotonic()
+        published = {}
+        while time.monotonic() - t0 < seconds:
+            if subscriber.poll(100):
+                _, body = subscriber.recv_multipart()[:2]
+                message = json.loads(body)
+                if message["kind"] == "faces":
+                    published.setdefault(message["source"], []).append(
+                        (message["time"]["value"] / message["time"]["timescale"], boxes(message["faces"])))
+        elapsed = time.monotonic() - t0
+        cpu, drops, rss = process_cpu(serve.pid) - cpu0, late_drops(metrics) - drops0, rss_bytes(serve.pid)
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(timeout=120)
+        subscriber.close(0)
+    return {"cpu": cpu / elapsed, "drops": drops, "rss": rss, "published": published}
+
+
+def recall_precision(published, reference):
+    """Over every frame between each source's first and last faces message in the window: the
+    full scans' boxes tracking published, and the boxes it published that full scans have."""
+    wanted = found = sent = right = 0
+    for messages in published.values():
+        by_frame = {round(t * FPS): faces for t, faces in messages}
+        first, last = min(by_frame), max(by_frame)
+        for frame in range(first, last + 1):
+            expected = reference.get(frame % CLIP_FRAMES, [])
+            got = by_frame.get(frame, [])
+            wanted += len(expected)
+            found += sum(1 for box in expected if box in got)
+            sent += len(got)
+            right += sum(1 for box in got if box in expected)
+    return found / max(wanted, 1), right / max(sent, 1)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("binary")
+    parser.add_argument("--seconds", type=float, default=15)
+    parser.add_argument("--interval", type=int, default=5)
+    parser.add_argument("--max", type=int, default=8, help="the most cameras to try")
+    parser.add_argument("--upsample-too", action="store_true")
+    args = parser.parse_args()
+    binary = os.path.abspath(args.binary)
+    work = tempfile.mkdtemp(prefix="sightline-cameras-")
+    rounds = [(size, 0, range(1, args.max + 1)) for size in CLIPS]
+    if args.upsample_too:
+        rounds.append(("1280x720", 1, range(1, 3)))
+    print(f"serve, faces, --full-scan-interval {args.interval}, real time, {args.seconds:g} s a round; "
+          f"recall and precision against full scans of the same frames")
+    for size, upsample, counts in rounds:
+        clip = os.path.join(HERE, "Sources/SightlineSamples/Media", CLIPS[size])
+        reference = full_scans(binary, clip, upsample)
+        per_camera_memory, holds = None, 0
+        for cameras in counts:
+            if per_camera_memory and per_camera_memory * cameras > available_bytes():
+                print(f"{cameras} cameras need about {per_camera_memory * cameras / 2**30:.1f} GiB; "
+                      f"{available_bytes() / 2**30:.1f} GiB is free", file=sys.stderr)
+                sys.exit(1)
+            result = serve_round(binary, clip, cameras, args.seconds, args.interval, upsample, work)
+            recall, precision = recall_precision(result["published"], reference)
+            per_camera_memory = result["rss"] / cameras
+            ok = result["drops"] == 0 and recall >= 0.98
+            holds = cameras if ok else holds
+            print(f"{size} upsample {upsample}  N={cameras}  late drops {result['drops']:5.0f}  recall {recall:7.2%}  "
+                  f"precision {precision:7.2%}  CPU {result['cpu'] / cameras:5.2f} cores/camera  "
+                  f"memory {per_camera_memory / 2**20:6.1f} MiB/camera  {'holds' if ok else 'does not hold'}",
+                  flush=True)
+            if not ok:
+                break
+        print(f"{size} upsample {upsample}: {holds} camera{'s' if holds != 1 else ''} in real time")
+
+
+if __name__ == "__main__":
+    main()
