@@ -10,7 +10,7 @@ compared: tracking must publish dlib's own boxes), the process's CPU per camera 
 memory per camera, over a window of `--seconds` after every source has started.
 
   python3 tools/bench-cameras.py .build/release/sightline [--seconds 15] [--interval 5]
-      [--max 8] [--upsample-too]
+      [--max 8] [--upsample-too] [--sizes 1280x720,640x480]
 
 `--upsample-too` adds `upsample: 1` at 1280x720 for N = 1 and 2. Before each N, the memory
 the last N took per camera is checked against what the machine has free: N cameras that
@@ -154,10 +154,11 @@ def main():
     parser.add_argument("--interval", type=int, default=5)
     parser.add_argument("--max", type=int, default=8, help="the most cameras to try")
     parser.add_argument("--upsample-too", action="store_true")
+    parser.add_argument("--sizes", default=",".join(CLIPS), help="of: " + ", ".join(CLIPS))
     args = parser.parse_args()
     binary = os.path.abspath(args.binary)
     work = tempfile.mkdtemp(prefix="sightline-cameras-")
-    rounds = [(size, 0, range(1, args.max + 1)) for size in CLIPS]
+    rounds = [(size, 0, range(1, args.max + 1)) for size in args.sizes.split(",") if size in CLIPS]
     if args.upsample_too:
         rounds.append(("1280x720", 1, range(1, 3)))
     print(f"serve, faces, --full-scan-interval {args.interval}, real time, {args.seconds:g} s a round; "
