@@ -6,7 +6,10 @@ started here on loopback:
   frame; each event's arrival at a ZeroMQ subscriber (pyzmq, here) and at mosquitto_sub
   (its own receipt time, `%U`), on the same clock: p50, p99 and the largest of the difference;
 - cost: the same sample in real time (30 fps, faces in view), a run with `--mqtt` against
-  one without, alternated `--pairs` times: the process's CPU seconds and their ratio.
+  one without, alternated `--pairs` times: the process's CPU seconds and their ratio;
+- own: what the output itself costs, counted rather than compared (the ratio cannot resolve
+  2% on a noisy machine): its threads' CPU time, plus the snapshots it had the source take
+  times one JPEG encode's cost.
 
   python3 tools/bench-mqtt.py .build/release/sightline [--seconds 20] [--pairs 3]
 """
@@ -81,17 +84,58 @@ def latency(binary, port, seconds):
 
 
 def cpu(binary, port, seconds, mqtt):
+    """The whole run's CPU seconds, and (with `mqtt`) those of the output's own threads (`mqtt`,
+    and libmosquitto's `mosquitto loop`) and the snapshots it had made, read just before the run
+    stops."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    metrics = free_port()
     args = [binary, "run", "--realtime", "--loop", "--publish", f"tcp://127.0.0.1:{free_port()}", "--log-level",
-            "error"]
+            "error", "--metrics", f"127.0.0.1:{metrics}"]
     if mqtt:
         args += ["--mqtt", f"mqtt://127.0.0.1:{port}", "--mqtt-prefix", "cost"]
     run = subprocess.Popen(args)
     time.sleep(seconds)
+    threads, snapshots = output_threads_cpu(run.pid), snapshots_published(metrics)
     run.send_signal(signal.SIGINT)
     run.wait(timeout=60)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), threads, snapshots
+
+
+def output_threads_cpu(pid):
+    total = 0.0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                name = f.read().strip()
+            if name in ("mqtt", "mosquitto loop"):
+                with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except OSError:
+            continue
+    return total
+
+
+def snapshots_published(port):
+    from sightline_testkit import http
+    _, _, body = http(f"http://127.0.0.1:{port}/metrics")
+    return sum(float(line.rsplit(" ", 1)[1]) for line in body.decode().splitlines()
+               if line.startswith("sightline_snapshots_published_total"))
+
+
+def jpeg_encode_seconds():
+    """What one snapshot's encode costs: libavcodec's MJPEG encoder (the source's) on 1280x720
+    frames at the same quality, through ffmpeg, per frame: the run with it less the same run
+    writing the frames raw (making the test pattern). The snapshot's same-size copy to full
+    range and its box are not in it."""
+    def seconds(codec):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc2=s=1280x720:r=30:d=10", "-pix_fmt",
+                        "yuvj420p", "-c:v", *codec, "-f", "null", "-"], check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return (seconds(["mjpeg", "-q:v", "5"]) - seconds(["rawvideo"])) / 300
 
 
 def main():
@@ -108,14 +152,24 @@ def main():
             p = lambda q: deltas[min(len(deltas) - 1, int(q * len(deltas)))]
             print(f"latency  MQTT after ZeroMQ: p50 {p(0.5):.2f} ms, p99 {p(0.99):.2f} ms, max {deltas[-1]:.2f} ms "
                   f"({len(deltas)} of {events} events)")
-        without, with_mqtt = [], []
+        without, with_mqtt, own, snapshots = [], [], [], []
         for _ in range(args.pairs):
-            without.append(cpu(args.binary, port, args.seconds, False))
-            with_mqtt.append(cpu(args.binary, port, args.seconds, True))
+            without.append(cpu(args.binary, port, args.seconds, False)[0])
+            total, threads, taken = cpu(args.binary, port, args.seconds, True)
+            with_mqtt.append(total)
+            own.append(threads)
+            snapshots.append(taken)
         ratios = sorted(w / b for w, b in zip(with_mqtt, without))
         print(f"cost     {args.seconds:.0f} s at 30 fps: {sum(without) / len(without):.2f} s CPU without, "
               f"{sum(with_mqtt) / len(with_mqtt):.2f} s with --mqtt: {ratios[len(ratios) // 2]:.3f}x "
               f"(pairs {', '.join(f'{r:.3f}' for r in ratios)})")
+        # The ratio cannot resolve 2% on a noisy machine; the output's own threads and its
+        # snapshots' encodes can be counted directly.
+        base = sum(without) / len(without)
+        encode = jpeg_encode_seconds()
+        taken = sum(snapshots) / len(snapshots)
+        print(f"own      the output's threads {sum(own) / len(own):.3f} s CPU, {taken:.0f} snapshots x "
+              f"{encode * 1000:.1f} ms: {(sum(own) / len(own) + taken * encode) / base:.2%} of the run without it")
     finally:
         process.terminate()
         process.wait()

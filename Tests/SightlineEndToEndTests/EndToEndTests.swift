@@ -159,8 +159,10 @@ let logger = Logger(label: "test")
     /// first output (a busy machine can take seconds to start it).
     /// `stdoutReadAfter`: standard output is left unread for that long, as a slow reader would.
     /// `stdoutClosedAfter`: its reader closes it after that many bytes, as `| head -c` does.
+    /// `timeout` only ends a run that hangs: a whole clip analysed and recorded by a debug
+    /// build beside the other suites on a loaded CI machine took over 30 s.
     func sightline(
-        _ arguments: [String], timeout: TimeInterval = 30, signal: (Int32, after: TimeInterval)? = nil,
+        _ arguments: [String], timeout: TimeInterval = 300, signal: (Int32, after: TimeInterval)? = nil,
         stdoutReadAfter: TimeInterval = 0, stdoutClosedAfter: Int = .max
     ) throws -> Outcome {
         let process = Process()
