@@ -69,8 +69,10 @@ package final class MQTTConnection: Sendable {
         var received: [Publication] = []
     }
 
-    /// Retained messages kept for `takeRetained` at most: a broker cannot grow them for ever.
+    /// Retained messages kept for `takeRetained` at most, and their largest payload: a broker
+    /// cannot grow them for ever.
     static let retainedLimit = 10_000
+    static let retainedPayloadLimit: Int32 = 65_536
 
     private let handle: Handle
     private let state = Mutex(State())
@@ -149,7 +151,10 @@ package final class MQTTConnection: Sendable {
             Unmanaged<MQTTConnection>.fromOpaque(context).takeUnretainedValue().disconnected(code: code)
         }
         mosquitto_message_callback_set(pointer) { _, context, message in
-            guard let context, let message, message.pointee.retain, let topic = message.pointee.topic else { return }
+            // A discovery config is a few hundred bytes: anything far bigger is not one of ours.
+            guard let context, let message, message.pointee.retain, let topic = message.pointee.topic,
+                message.pointee.payloadlen <= MQTTConnection.retainedPayloadLimit
+            else { return }
             let payload = Array(
                 UnsafeRawBufferPointer(
                     start: message.pointee.payload, count: Int(max(0, message.pointee.payloadlen))))

@@ -19,6 +19,8 @@ package struct MetricsBackend: Sendable {
         "sightline_detection_failures_total": "Frames a detector failed on (skipped, counted).",
         "sightline_objects_published_total":
             "Objects (faces, codes, other detectors') published, one per object per frame.",
+        "sightline_snapshots_published_total":
+            "JPEG snapshots of objects published (snapshots, while someone subscribes), by detector.",
         "sightline_mqtt_messages_sent_total": "MQTT messages handed to the broker's connection.",
         "sightline_mqtt_messages_dropped_total": "MQTT events dropped because the queue for the broker was full.",
         "sightline_mqtt_reconnects_total": "Times the MQTT output connected to its broker again.",
