@@ -165,7 +165,7 @@ final class DetectorInputs: Sendable {
         detector.objectsWerePresent = !update.objects.isEmpty
         detector.snapshots.frameAnalysed(
             at: frame.time, wallTimeNs: frame.wallTimeNs, picture: { recentFrames?.picture(at: frame.time) },
-            objects: update.objects.map {
+            objects: update.objects.lazy.map {
                 ObjectSnapshots.Sighting(
                     id: $0.objectID, object: $0.type, bounds: $0.bounds, score: $0.confidence,
                     colour: ObjectKind.colour(ofType: $0.type), detector: name)

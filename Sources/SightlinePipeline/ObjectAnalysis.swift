@@ -152,9 +152,10 @@ package final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataO
         }
         tracking.objectsWerePresent = !update.objects.isEmpty
         // Last: a JPEG now and then, after what subscribers wait for.
+        let colour = colour
         tracking.snapshots.frameAnalysed(
             at: frame.time, wallTimeNs: frame.wallClockNanoseconds, picture: { frame.pixels },
-            objects: update.objects.map {
+            objects: update.objects.lazy.map {
                 ObjectSnapshots.Sighting(
                     id: $0.objectID, object: Object.eventObject, bounds: $0.bounds, score: $0.detectionScore,
                     colour: colour)

@@ -59,8 +59,10 @@ struct ObjectSnapshots {
 
     /// After a frame's objects and events are published: takes the object most in need of a
     /// snapshot, if any is and the rate allows. `picture`: the frame, or nil when it has gone.
+    /// `objects`: a lazy view of the frame's objects, so that a frame none of them is taken
+    /// from (nearly all, and every one while nobody subscribes) makes no array.
     mutating func frameAnalysed(
-        at time: MediaTime, wallTimeNs: UInt64, picture: () -> PixelBuffer?, objects: [Sighting],
+        at time: MediaTime, wallTimeNs: UInt64, picture: () -> PixelBuffer?, objects: some Collection<Sighting>,
         identified: [Int], left: [Int]
     ) {
         for id in left {
@@ -101,7 +103,7 @@ struct ObjectSnapshots {
 
     /// One never taken, else one identified since, else the one whose score has improved
     /// most since its last (a second ago at least).
-    private func mostInNeed(_ objects: [Sighting], at time: MediaTime) -> Sighting? {
+    private func mostInNeed(_ objects: some Collection<Sighting>, at time: MediaTime) -> Sighting? {
         if let new = objects.first(where: { taken[$0.id] == nil }) { return new }
         if let named = objects.first(where: { renamed.contains($0.id) }) { return named }
         var best: (object: Sighting, gain: Double)?
