@@ -19,6 +19,7 @@ packages=(
   libdlib-dev liblapack-dev libblas-dev                         # dlib (links LAPACK/BLAS)
   libopenblas0-serial    # dlib's BLAS through Debian's alternatives: descriptors 15x faster than the reference BLAS
   libzxing-dev                                                  # barcodes and QR codes
+  libsqlite3-dev                                                # the console's event index (GRDB)
   libfreetype-dev fonts-dejavu-core                             # text in burned-in clips
   ffmpeg libimage-exiftool-perl mediainfo                       # independent readers in tests
   prometheus                                                    # promtool checks the /metrics text

@@ -22,6 +22,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 
 import zmq
 from PIL import Image
@@ -145,6 +146,72 @@ def edge_is_drawn(image, box):
     return all(top_edge + left_edge) and not is_green(middle)
 
 
+def event_checks(driver, base, recordings, ours):
+    """The event index, filled from the recordings' own tracks: the enrolled person's events
+    found by name open their recording at their time with the face boxed; filters round-trip
+    through the page's address; hostile names are data."""
+    names = {r["name"] for r in ours}
+
+    def obama():
+        events = json.loads(http(base + "/api/events?name=Obama&limit=1000")[2])
+        # Once both finished files are read (the index reads new and grown files every 5 s).
+        indexed = {e.get("recording") for e in json.loads(http(base + "/api/events?camera=cam1&limit=1000")[2])}
+        return events if names <= indexed and events and all(e.get("recording") in names for e in events) else None
+    events = wait_for(obama, timeout=60, what="the recordings' events in the index")
+    check("events by name: all the enrolled person's, newest first, in our recordings",
+          all(e["name"] == "Obama" and e["camera"] == "cam1" and e["label"] == "face" for e in events)
+          and [e["start"] for e in events] == sorted((e["start"] for e in events), reverse=True),
+          str(events[:3]))
+    for event in events:
+        groups = inspect_faces(os.path.join(recordings, event["recording"]))
+        inside = event["t"] + 0.01, event["t"] + (event["end"] - event["start"]) - 0.01
+        check(f"event {event['objectID']} in {event['recording']}: the file has that face from t to its end",
+              all(event["objectID"] in [f[0] for f in faces_at(groups, at)] for at in inside),
+              f"{event} {[faces_at(groups, at) for at in inside]}")
+    check("a bad filter is refused with its reason",
+          http(base + "/api/events?limit=0")[0] == 400 and b"limit must be" in http(base + "/api/events?limit=0")[2])
+
+    # The page: a search by name, then its first event played where it starts, face boxed.
+    driver.get(base + "/events?name=Obama")
+    rows = wait_for(lambda: driver.execute_script(
+        "const rows = [...document.querySelectorAll('#events tbody tr[data-id]')]; return rows.length && "
+        "rows.map(r => [r.dataset.name, r.querySelector('a.play').getAttribute('href')])"), what="the events page")
+    check("the page lists the person's events", len(rows) == len(events) and all(n == "Obama" for n, _ in rows),
+          str(rows[:3]))
+    check("each event's snapshot loads", wait_for(lambda: driver.execute_script(
+        "const img = document.querySelector('#events tbody img'); return img && img.complete && img.naturalWidth > 0"),
+        what="a snapshot"))
+    first = events[0]
+    driver.find_element("css selector", "#events tbody tr[data-id] a.play").click()
+    wait_for(lambda: driver.execute_script(
+        "return document.getElementById('video').readyState >= 2 && "
+        f"Math.abs(Number(document.getElementById('overlay').dataset.mediaTime) - {first['t']}) < 0.05"),
+        what="the event's recording at its time")
+    groups = inspect_faces(os.path.join(recordings, first["recording"]))
+    check("the event opens its recording at its time, the boxes the file's", *player_matches_file(driver, groups))
+    check("the person's face is boxed there", first["objectID"] in [r[0] for r in rects(driver)])
+
+    # The filters: the form writes them into the address; any case of a name matches.
+    driver.get(base + "/events")
+    wait_for(lambda: driver.execute_script("return document.querySelectorAll('#filters select[name=camera] option').length > 1"),
+             what="the filters")
+    driver.find_element("css selector", "#filters input[name=name]").send_keys("obama")
+    driver.find_element("css selector", "#filters select[name=camera] option[value=cam1]").click()
+    driver.find_element("css selector", "#filters button[type=submit]").click()
+    wait_for(lambda: "name=obama" in driver.current_url and driver.execute_script(
+        "return document.querySelectorAll('#events tbody tr[data-id]').length") == len(events),
+        what="the search from the form")
+    check("the form's search is in the address and finds the same events", "camera=cam1" in driver.current_url)
+
+    # A name with HTML and SQL in it is data: shown as typed, matching nothing, running nothing.
+    hostile = "<img src=x onerror=\"document.title='pwned'\">' OR '1'='1"
+    driver.get(base + "/events?name=" + urllib.parse.quote(hostile))
+    wait_for(lambda: "No events match" in driver.find_element("id", "events").text, what="the hostile search")
+    check("a hostile name is shown as typed and runs nothing",
+          driver.find_element("css selector", "#filters input[name=name]").get_attribute("value") == hostile
+          and driver.title != "pwned" and not driver.find_elements("css selector", "#events img[src=x]"))
+
+
 def phone_checks(driver, base, name, t, work):
     """Each page at 1280 and 390 CSS pixels wide (screenshots kept in SIGHTLINE_TEST_OUTPUT, or
     the test's directory): at 390 nothing is wider than the screen, and the player's face
@@ -152,7 +219,8 @@ def phone_checks(driver, base, name, t, work):
     shots = os.path.join(os.environ.get("SIGHTLINE_TEST_OUTPUT") or work, "console-screenshots")
     os.makedirs(shots, exist_ok=True)
     # The source has stopped by now: the live page says so.
-    pages = {"sources": "/", "recordings": "/recordings", "live": "/live/cam1", "player": None}
+    pages = {"sources": "/", "recordings": "/recordings", "events": "/events?name=Obama", "live": "/live/cam1",
+             "player": None}
     for width in (1280, 390):
         driver.set_window_size(width, 900)
         inner = driver.execute_script("return window.innerWidth")
@@ -394,6 +462,9 @@ def main():
         check("screenshot: the turned box is drawn there", wait_for(
             lambda: edge_is_drawn(screenshot(driver), client), timeout=30, step=0.5, what="the turned box"))
 
+        # Events: found by name, played at their time; then the page at phone width too.
+        event_checks(driver, base, recordings, ours)
+
         # Phones: at 390 px no page scrolls sideways, and the player's boxes stay on its faces.
         phone_checks(driver, base, recording["name"], t, work)
 
@@ -415,6 +486,13 @@ def main():
             expected_bytes = f.read(100)
         check("range requests are answered with the file's bytes",
               status == 206 and body == expected_bytes and headers.get("Content-Range", "").startswith("bytes 100-199/"))
+
+        # A recording that goes (retention, a person) takes its events with it.
+        gone = ours[-1]["name"]
+        os.remove(os.path.join(recordings, gone))
+        check("a deleted recording's events leave the index", wait_for(lambda: not any(
+            e.get("recording") == gone for e in json.loads(http(base + "/api/events?limit=1000")[2])),
+            timeout=60, what="the deleted recording's events to go"))
     finally:
         if driver:
             driver.quit()
@@ -432,8 +510,10 @@ def main():
     token = "%032x" % random.getrandbits(128)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
+    index = tempfile.mkdtemp(prefix="sightline-console-index-")
     console = subprocess.Popen([BIN, "console", "--recordings", os.path.dirname(FIXTURE), "--listen",
-                                f"127.0.0.1:{port}", "--token", token, "--log-level", "warning"])
+                                f"127.0.0.1:{port}", "--token", token, "--event-index", index + "/events.sqlite",
+                                "--log-level", "warning"])
     driver = None
     try:
         wait_for(lambda: serving(base, console), what="the console")
@@ -455,6 +535,7 @@ def main():
             driver.quit()
         console.send_signal(signal.SIGTERM)
         console.wait(timeout=30)
+        shutil.rmtree(index, ignore_errors=True)
     code = subprocess.run([BIN, "console", "--recordings", ROOT, "--listen", "0.0.0.0:0"],
                           capture_output=True, text=True)
     check("listening beyond loopback without a token is refused with one line",

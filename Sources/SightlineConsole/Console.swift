@@ -11,6 +11,7 @@ package struct Console: Sendable {
     package let configuration: ConsoleConfiguration
     package let live: LiveSources
     package let library: RecordingLibrary?
+    package let events: EventIndex
     /// In the order a service group wants them: it stops them last to first, so the live
     /// streams end before the server drains its connections.
     package let services: [any Service]
@@ -23,16 +24,20 @@ package struct Console: Sendable {
     ) throws {
         try configuration.validate()
         self.configuration = configuration
-        live = LiveSources(
-            endpoints: configuration.endpoints, curve: configuration.curve, silenceLimit: configuration.silenceLimit,
-            logger: logger)
         library =
             configuration.recordingDirectories.isEmpty
             ? nil : RecordingLibrary(directories: configuration.recordingDirectories)
         for directory in library?.missing ?? [] {
             logger.warning("recordings directory \(directory) does not exist yet; its files are listed once it does")
         }
-        let router = ConsoleRouter(live: live, library: library, token: configuration.token, logger: logger).router()
+        let events = try EventIndex(path: configuration.resolvedEventIndexPath, logger: logger)
+        self.events = events
+        live = LiveSources(
+            endpoints: configuration.endpoints, curve: configuration.curve, silenceLimit: configuration.silenceLimit,
+            logger: logger, onEvent: events.record)
+        let router = ConsoleRouter(
+            live: live, library: library, events: events, token: configuration.token, logger: logger
+        ).router()
         let host = configuration.host
         let application = Application(
             router: router, server: ServerLimits.standard.server(logger: logger),
@@ -43,6 +48,9 @@ package struct Console: Sendable {
                 await onListening(port)
             },
             logger: logger)
-        services = [application, live]
+        let indexer = library.map {
+            RecordingIndexer(index: events, library: $0, interval: configuration.indexInterval, logger: logger)
+        }
+        services = [application, live] + (indexer.map { [$0] } ?? [])
     }
 }

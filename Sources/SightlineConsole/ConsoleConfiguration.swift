@@ -19,6 +19,16 @@ package struct ConsoleConfiguration: Sendable {
     package var allowRemote = false
     /// A source silent this long shows as stopped.
     package var silenceLimit: Duration = .seconds(15)
+    /// The event index's SQLite file; nil: `.sightline-events.sqlite` in the first recordings
+    /// directory, or in memory when there is none.
+    package var eventIndexPath: String?
+    /// How often the index looks for new, grown and deleted recordings.
+    package var indexInterval: Duration = .seconds(5)
+
+    /// Where the event index is kept; nil: in memory.
+    package var resolvedEventIndexPath: String? {
+        eventIndexPath ?? recordingDirectories.first.map { $0 + "/.sightline-events.sqlite" }
+    }
 
     package init() {}
 

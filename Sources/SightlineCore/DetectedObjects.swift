@@ -151,3 +151,19 @@ package enum DetectedObjectsError: Error, Equatable, CustomStringConvertible {
         }
     }
 }
+
+extension DetectedObject {
+    /// What events call it (MQTT topics, the console's index): the detector's label, else
+    /// Frigate's name for Apple's type, else a reverse-DNS type's last part.
+    package var eventLabel: String { Self.eventLabel(label, type: type) }
+
+    package static func eventLabel(_ label: String?, type: String) -> String {
+        if let label { return label }
+        return switch type {
+        case "humanBody", "humanFullBody": "person"
+        case "catBody", "catHead": "cat"
+        case "dogBody", "dogHead": "dog"
+        default: String(type.split(separator: ".").last ?? Substring(type))
+        }
+    }
+}

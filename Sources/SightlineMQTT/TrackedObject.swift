@@ -111,19 +111,9 @@ struct TrackedObject: Encodable, Equatable {
             } else if let item = event.item {
                 kind = ObjectKind.detectedObjects.objectName
                 (bounds, score, type, detector) = (item.bounds, item.confidence, item.type, event.detector)
-                label = MQTTTopics.topicLevel(item.label ?? Self.label(ofType: item.type))
+                label = MQTTTopics.topicLevel(item.eventLabel)
             } else {
                 return nil
-            }
-        }
-
-        /// Frigate's names for Apple's types; a reverse-DNS type's last part otherwise.
-        static func label(ofType type: String) -> String {
-            switch type {
-            case "humanBody", "humanFullBody": "person"
-            case "catBody", "catHead": "cat"
-            case "dogBody", "dogHead": "dog"
-            default: String(type.split(separator: ".").last ?? Substring(type))
             }
         }
     }

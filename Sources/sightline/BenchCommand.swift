@@ -10,6 +10,7 @@ struct BenchCommand: AsyncParsableCommand {
         subcommands: [
             PipelineBenchCommand.self, FacesBenchCommand.self, CodesBenchCommand.self, CaptureBenchCommand.self,
             RecordBenchCommand.self, MovieBenchCommand.self, ExportBenchCommand.self, BrokerBenchCommand.self,
+            EventsBenchCommand.self,
         ],
         defaultSubcommand: PipelineBenchCommand.self)
 }

@@ -13,7 +13,9 @@ struct ConsoleCommand: AsyncParsableCommand {
             http://127.0.0.1:8080 by default: / lists the sources, /live/<source> shows its
             newest frames with the faces and codes of each frame (run the source with
             --frames jpeg), /recordings lists the movies in --recordings and plays each with
-            the boxes drawn from its own metadata tracks. docs/console.md has the API.
+            the boxes drawn from its own metadata tracks, /events lists every face, code and
+            object seen, live or recorded, with filters (/events?name=NAME: when was this
+            person here). docs/console.md has the API.
 
             Examples:
               sightline console --connect tcp://127.0.0.1:5560 --recordings recordings
@@ -42,6 +44,13 @@ struct ConsoleCommand: AsyncParsableCommand {
     @Option(help: "Show a source as stopped after this many seconds without a message from it.")
     var staleAfter = 15.0
 
+    @Option(
+        help: """
+            The event index (SQLite) behind /events. Default: .sightline-events.sqlite in the first \
+            --recordings directory, or in memory without one.
+            """)
+    var eventIndex: String?
+
     @OptionGroup var keys: ClientKeyOptions
     @OptionGroup var global: GlobalOptions
 
@@ -55,6 +64,7 @@ struct ConsoleCommand: AsyncParsableCommand {
         configuration.token = try readToken()
         configuration.allowRemote = insecure
         configuration.silenceLimit = try OptionValues.duration(staleAfter, option: "--stale-after")
+        configuration.eventIndexPath = eventIndex
         guard !connect.isEmpty || !recordings.isEmpty else {
             throw ValidationError("give --connect (live sources), --recordings (a directory), or both")
         }

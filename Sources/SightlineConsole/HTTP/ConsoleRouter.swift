@@ -10,6 +10,7 @@ import SightlineCore
 struct ConsoleRouter {
     let live: LiveSources
     let library: RecordingLibrary?
+    let events: EventIndex
     let token: String?
     let logger: Logger
 
@@ -29,6 +30,7 @@ struct ConsoleRouter {
         addPages(to: router)
         addLive(to: router)
         addRecordings(to: router)
+        addEvents(to: router)
         router.get("/health") { _, _ in
             let sources = live.summaries
             return try Self.json(HealthReport(status: "ok", sources: sources.count, recordings: library != nil))
@@ -46,7 +48,7 @@ struct ConsoleRouter {
     private func addPages(to router: Router<Context>) {
         for (path, page) in [
             ("/", "index.html"), ("/live/:source", "live.html"), ("/recordings", "recordings.html"),
-            ("/recordings/:name", "player.html"),
+            ("/recordings/:name", "player.html"), ("/events", "events.html"),
         ] {
             router.get(RouterPath(stringLiteral: path)) { _, _ in try Pages.response(page) }
         }
@@ -106,6 +108,20 @@ struct ConsoleRouter {
                 status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "max-age=3600"],
                 body: .init(byteBuffer: ByteBuffer(bytes: jpeg)))
         }
+    }
+
+    private func addEvents(to router: Router<Context>) {
+        router.get("/api/events") { request, _ in
+            let query: EventQuery
+            do {
+                query = try EventQuery(
+                    parameters: request.uri.queryParameters.map { (String($0.key), String($0.value)) })
+            } catch let error as EventQueryError {
+                throw HTTPError(.badRequest, message: error.description)
+            }
+            return try Self.json(try await events.events(matching: query))
+        }
+        router.get("/api/events/choices") { _, _ in try Self.json(try await events.choices()) }
     }
 
     /// The library and the decoded, checked recording name of a request.

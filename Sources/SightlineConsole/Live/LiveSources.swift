@@ -51,12 +51,18 @@ package final class LiveSources: Service, Sendable {
     private let logger: Logger
     private let state = Mutex(State())
     private let silenceLimit: Duration
+    private let onEvent: @Sendable (ObjectEvent, _ source: String, _ wallTimeNs: UInt64) -> Void
 
-    package init(endpoints: [Endpoint], curve: CurveClient?, silenceLimit: Duration = .seconds(15), logger: Logger) {
+    /// `onEvent` gets each object event, on the bus thread, in the order they come.
+    package init(
+        endpoints: [Endpoint], curve: CurveClient?, silenceLimit: Duration = .seconds(15), logger: Logger,
+        onEvent: @escaping @Sendable (ObjectEvent, _ source: String, _ wallTimeNs: UInt64) -> Void = { _, _, _ in }
+    ) {
         self.endpoints = endpoints
         self.curve = curve
         self.silenceLimit = silenceLimit
         self.logger = logger
+        self.onEvent = onEvent
     }
 
     /// Every source seen, by ID.
@@ -111,7 +117,7 @@ package final class LiveSources: Service, Sendable {
                         let subscriber = try Subscriber(
                             endpoints: endpoints,
                             topics: Subscriber.topics(
-                                kinds: [.status, .frames] + ObjectKind.all.map(\.messageKind), source: nil),
+                                kinds: [.status, .frames, .events] + ObjectKind.all.map(\.messageKind), source: nil),
                             curve: curve)
                         subscriber.logRejections(to: logger)
                         receive(from: subscriber, until: stop)
@@ -159,6 +165,9 @@ package final class LiveSources: Service, Sendable {
 
     private func handle(_ received: ReceivedMessage, receivedNs: UInt64) {
         let message = received.message
+        if let event = message.event, message.kind == .events {
+            onEvent(event, message.source, message.wallTimeNs == 0 ? receivedNs : message.wallTimeNs)
+        }
         var statusChanged = false
         let frames: [LiveFrame] = state.withLock { state in
             var entry =
@@ -182,6 +191,7 @@ package final class LiveSources: Service, Sendable {
                 }
             case .frames:
                 frames = entry.matcher.addFrame(message, jpeg: received.payload ?? [], receivedNs: receivedNs)
+            case .events: break
             default:
                 frames = entry.matcher.addObjects(message, receivedNs: receivedNs)
             }

@@ -113,6 +113,6 @@ sightline.activeGroup = function (groups, seconds) {
 sightline.header = function (title) {
   document.title = `${title} · Sightline`;
   const header = document.createElement("header");
-  header.innerHTML = `<h1>Sightline</h1><a href="/">Sources</a><a href="/recordings">Recordings</a><span class="muted">${sightline.escape(title)}</span>`;
+  header.innerHTML = `<h1>Sightline</h1><a href="/">Sources</a><a href="/recordings">Recordings</a><a href="/events">Events</a><span class="muted">${sightline.escape(title)}</span>`;
   document.body.prepend(header);
 };
