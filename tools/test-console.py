@@ -41,10 +41,10 @@ check = Checks("console in a browser")
 class FacesCollector(threading.Thread):
     """Every `faces` message of the source, by media time (seconds)."""
 
-    def __init__(self, endpoint):
+    def __init__(self, endpoint, source="cam1"):
         super().__init__(daemon=True)
         self.socket = zmq.Context.instance().socket(zmq.SUB)
-        self.socket.setsockopt(zmq.SUBSCRIBE, b"faces/cam1/")
+        self.socket.setsockopt(zmq.SUBSCRIBE, f"faces/{source}/".encode())
         self.socket.connect(endpoint)
         self.by_time = {}
         self.running = True
@@ -144,6 +144,117 @@ def edge_is_drawn(image, box):
                  for f in (0.25, 0.5, 0.75)]
     middle = image.getpixel((int(left + width / 2), int(top + height / 2)))
     return all(top_edge + left_edge) and not is_green(middle)
+
+
+def tile_state(driver, source):
+    return driver.execute_script(
+        f"const t = document.querySelector('.tile[data-source={source}]'); return t && Object.assign({{}}, t.dataset)")
+
+
+def grid_checks(work):
+    """The grid at /: two sources' own H.264 played through Media Source Extensions at their
+    frame rate, each presented frame with the faces the source published for its media time;
+    a source that goes away says so, and plays again when it is back."""
+    clips = {"cam1": os.path.join(ROOT, "Sources/SightlineSamples/Media/faces_640x480.mp4"),
+             "cam2": os.path.join(ROOT, "Sources/SightlineSamples/Media/faces_1280x720.mp4")}
+    ports = {source: free_port() for source in clips}
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    processes = {}
+
+    def start_source(source):
+        processes[source] = subprocess.Popen([
+            BIN, "run", "--source", clips[source], "--source-id", source, "--realtime", "--loop",
+            "--publish", f"tcp://127.0.0.1:{ports[source]}", "--log-level", "warning"])
+    driver = None
+    try:
+        collectors = {source: FacesCollector(f"tcp://127.0.0.1:{ports[source]}", source) for source in clips}
+        for source, collector in collectors.items():
+            collector.start()
+            start_source(source)
+        processes["console"] = subprocess.Popen(
+            [BIN, "console", "--listen", f"127.0.0.1:{port}", "--stale-after", "3", "--log-level", "warning"]
+            + [argument for p in ports.values() for argument in ("--connect", f"tcp://127.0.0.1:{p}")])
+        wait_for(lambda: serving(base, processes["console"]), what="the console")
+        driver = browser()
+        driver.get(base + "/")
+        for source in clips:
+            wait_for(lambda: (tile_state(driver, source) or {}).get("mode") == "video", timeout=90,
+                     what=f"{source}'s video in the grid")
+
+        for source, collector in collectors.items():
+            # Frames presented per second of media: every frame, not one in three.
+            first = tile_state(driver, source)
+            last = wait_for(lambda: (lambda now: now if float(now["mediaTime"]) - float(first["mediaTime"]) >= 3
+                                     else None)(tile_state(driver, source)), timeout=120, what=f"{source} playing 3 s")
+            rate = (int(last["presented"]) - int(first["presented"])) / (float(last["mediaTime"]) - float(first["mediaTime"]))
+            frame_rate = json.loads(http(f"{base}/api/sources")[2])
+            frame_rate = next(s["input"]["frameRate"] for s in frame_rate if s["id"] == source)
+            check(f"{source}: the grid presents its frames at the source's rate ({rate:.1f} of {frame_rate:.1f} a second)",
+                  rate >= 0.8 * frame_rate, f"{first} {last}")
+            compared, matched, with_faces, last_time = 0, 0, 0, None
+            while compared < 12:
+                shown = wait_for(lambda: driver.execute_script(
+                    f"const t = document.querySelector('.tile[data-source={source}]'); "
+                    f"if (t.dataset.mediaTime === '{last_time}') return null; "
+                    "return [Number(t.dataset.mediaTime), t.dataset.facesHeld, Number(t.dataset.facesTime), "
+                    "[...t.querySelectorAll('svg rect.face')].map(r => [Number(r.dataset.faceId), r.dataset.bounds.split(' ').map(Number)])]"),
+                    what=f"a new frame of {source}")
+                media_time, held, faces_time, boxes = shown
+                last_time = driver.execute_script(
+                    f"return document.querySelector('.tile[data-source={source}]').dataset.mediaTime")
+                if held != "false":
+                    continue
+                compared += 1
+                drawn = sorted((b[0], b[1]) for b in boxes)
+                expected = sorted(collector.by_time.get(round(faces_time, 6)) or [])
+                with_faces += bool(drawn)
+                same = abs(faces_time - media_time) < 1e-4 and [d[0] for d in drawn] == [e[0] for e in expected] \
+                    and all(close(d[1], e[1], 1e-9) for d, e in zip(drawn, expected))
+                matched += same
+                if not same:
+                    print(f"{source} frame {media_time}: drawn {drawn}, published {expected}", file=sys.stderr)
+            check(f"{source}: each presented frame's boxes are the faces published for its media time",
+                  matched == compared and with_faces > 0, f"{matched}/{compared}, {with_faces} with faces")
+            delays = driver.execute_script(f"return sightline.tiles.get('{source}').delays")
+            check(f"{source}: capture to paint is measured ({sorted(delays)[len(delays) // 2]:.0f} ms median)",
+                  len(delays) >= 10 and all(0 <= d < 10000 for d in delays), str(delays[-5:]))
+
+        # A source that goes away: its tile says so; back, it plays again.
+        processes["cam2"].send_signal(signal.SIGKILL)
+        processes["cam2"].wait()
+        wait_for(lambda: (tile_state(driver, "cam2") or {}).get("state") == "stopped", what="cam2 shown as stopped")
+        check("a source that disappears: its tile says so", True)
+        before = int(tile_state(driver, "cam2")["presented"])
+        start_source("cam2")
+        try:
+            wait_for(lambda: tile_state(driver, "cam2")["state"] == "running"
+                     and int(tile_state(driver, "cam2")["presented"]) > before + 30, timeout=120, what="cam2 playing again")
+        except TimeoutError:
+            print("cam2 tile:", tile_state(driver, "cam2"), driver.execute_script(
+                "const v = document.querySelector('.tile[data-source=cam2] video'); return [v.currentTime, v.readyState, v.paused, v.error && v.error.message, [...Array(v.buffered.length).keys()].map(i => [v.buffered.start(i), v.buffered.end(i)])]"), file=sys.stderr)
+            raise
+        check("a source that comes back plays again in its tile", True)
+
+        shots = os.path.join(os.environ.get("SIGHTLINE_TEST_OUTPUT") or work, "console-screenshots")
+        os.makedirs(shots, exist_ok=True)
+        for width in (1280, 390):
+            driver.set_window_size(width, 900)
+            wide = driver.execute_script("return document.documentElement.scrollWidth")
+            driver.save_screenshot(os.path.join(shots, f"grid-{width}.png"))
+            check(f"grid at {width} px: nothing wider than the screen",
+                  wide <= driver.execute_script("return window.innerWidth"), str(wide))
+    finally:
+        if driver:
+            driver.quit()
+        for process in processes.values():
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in processes.values():
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
 
 
 def event_checks(driver, base, recordings, ours):
@@ -250,6 +361,7 @@ def phone_checks(driver, base, name, t, work):
 
 def main():
     work = tempfile.mkdtemp(prefix="sightline-console-test-")
+    grid_checks(work)
     recordings = os.path.join(work, "rec")
     others = os.path.join(work, "others")
     os.makedirs(others)

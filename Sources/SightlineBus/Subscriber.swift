@@ -127,6 +127,11 @@ public final class Subscriber {
     /// Disconnects; `receive` returns nothing afterwards.
     public func close() { socket.close() }
 
+    /// Adds a subscription while connected (the console's video, while someone watches it).
+    package func subscribe(_ topic: String) { socket.setOption(ZMQ_SUBSCRIBE, bytes: Array(topic.utf8)) }
+
+    package func unsubscribe(_ topic: String) { socket.setOption(ZMQ_UNSUBSCRIBE, bytes: Array(topic.utf8)) }
+
     /// The subscriptions for the given kinds, optionally narrowed to one source.
     public static func topics(kinds: [MessageKind], source: String?) -> [String] {
         kinds.map { Topic.prefix(kind: $0, source: source) }

@@ -63,8 +63,21 @@ struct ConsoleRouter {
             Self.events(live.summaryUpdates(), name: "sources")
         }
         router.get("/api/sources/:source/live") { _, context in
-            let source = try context.parameters.require("source")
-            return Self.events(live.frames(of: source), name: "frame")
+            Self.events(live.frames(of: try Self.source(context)), name: "frame")
+        }
+        router.get("/api/sources/:source/objects") { _, context in
+            Self.events(live.objects(of: try Self.source(context)), name: "objects")
+        }
+        // The source's own H.264 as fragmented MP4, for Media Source Extensions: one long
+        // response, a fragment per frame as it comes.
+        router.get("/api/sources/:source/video") { _, context in
+            let fragments = live.video(of: try Self.source(context))
+            return Response(
+                status: .ok, headers: [.contentType: "video/mp4", .cacheControl: "no-store"],
+                body: ResponseBody { writer in
+                    for await fragment in fragments { try await writer.write(ByteBuffer(bytes: fragment)) }
+                    try await writer.finish(nil)
+                })
         }
     }
 
@@ -122,6 +135,15 @@ struct ConsoleRouter {
             return try Self.json(try await events.events(matching: query))
         }
         router.get("/api/events/choices") { _, _ in try Self.json(try await events.choices()) }
+    }
+
+    /// A source ID from the path, checked as the bus checks it.
+    private static func source(_ context: Context) throws -> String {
+        let source = try context.parameters.require("source")
+        guard SourceID.isValid(source) else {
+            throw HTTPError(.badRequest, message: "a source ID is 1-64 letters, digits, '.', '_' or '-'")
+        }
+        return source
     }
 
     /// The library and the decoded, checked recording name of a request.

@@ -31,12 +31,17 @@ package final class LiveSources: Service, Sendable {
     private struct SourceEntry {
         var summary: LiveSourceSummary
         var matcher = LiveFrameMatcher()
+        var video = LiveVideo()
     }
 
     private struct Watcher {
         let source: String?
-        let frames: AsyncStream<LiveFrame>.Continuation?
-        let summaries: AsyncStream<[LiveSourceSummary]>.Continuation?
+        var frames: AsyncStream<LiveFrame>.Continuation? = nil
+        var summaries: AsyncStream<[LiveSourceSummary]>.Continuation? = nil
+        var video: AsyncStream<[UInt8]>.Continuation? = nil
+        var objects: AsyncStream<LiveObjects>.Continuation? = nil
+        /// A video viewer has had the stream's initialization segment.
+        var started = false
     }
 
     private struct State {
@@ -74,7 +79,29 @@ package final class LiveSources: Service, Sendable {
     /// away or the console stops. The newest frame wins when a viewer falls behind.
     package func frames(of source: String) -> AsyncStream<LiveFrame> {
         let (stream, continuation) = AsyncStream.makeStream(of: LiveFrame.self, bufferingPolicy: .bufferingNewest(2))
-        addWatcher(Watcher(source: source, frames: continuation, summaries: nil), continuation)
+        addWatcher(Watcher(source: source, frames: continuation), continuation)
+        return stream
+    }
+
+    /// The source's own H.264 as fragmented MP4 (`StreamingMovie`): the initialization
+    /// segment, the fragments since the last key frame, then each one as it comes. The
+    /// console subscribes to the source's video while anyone watches it (a source publishes
+    /// video on demand). The stream ends when the source starts a new one (the viewer starts
+    /// again), or when the viewer falls `backlog` fragments behind: a player cannot skip
+    /// fragments, so it reconnects at the newest key frame instead.
+    package func video(of source: String, backlog: Int = 300) -> AsyncStream<[UInt8]> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: [UInt8].self, bufferingPolicy: .bufferingOldest(backlog))
+        addWatcher(Watcher(source: source, video: continuation), continuation)
+        return stream
+    }
+
+    /// Every object message of the source, and the media and capture time of each of its
+    /// video frames: what the grid draws over the presented frame.
+    package func objects(of source: String) -> AsyncStream<LiveObjects> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: LiveObjects.self, bufferingPolicy: .bufferingNewest(512))
+        addWatcher(Watcher(source: source, objects: continuation), continuation)
         return stream
     }
 
@@ -83,7 +110,7 @@ package final class LiveSources: Service, Sendable {
         let (stream, continuation) = AsyncStream.makeStream(
             of: [LiveSourceSummary].self, bufferingPolicy: .bufferingNewest(1))
         continuation.yield(summaries)
-        addWatcher(Watcher(source: nil, frames: nil, summaries: continuation), continuation)
+        addWatcher(Watcher(source: nil, summaries: continuation), continuation)
         return stream
     }
 
@@ -91,6 +118,15 @@ package final class LiveSources: Service, Sendable {
         let id: UInt64? = state.withLock { state in
             guard !state.finished else { return nil }
             state.nextWatcher += 1
+            var watcher = watcher
+            if let video = watcher.video, let source = watcher.source, let entry = state.sources[source],
+                let movie = entry.video.movie, !entry.video.sinceKeyFrame.isEmpty
+            {
+                // Playing at once: from the last key frame.
+                video.yield(movie.initialization)
+                for fragment in entry.video.sinceKeyFrame { video.yield(fragment) }
+                watcher.started = true
+            }
             state.watchers[state.nextWatcher] = watcher
             return state.nextWatcher
         }
@@ -144,11 +180,16 @@ package final class LiveSources: Service, Sendable {
         for watcher in watchers {
             watcher.frames?.finish()
             watcher.summaries?.finish()
+            watcher.video?.finish()
+            watcher.objects?.finish()
         }
     }
 
     private func receive(from subscriber: Subscriber, until stop: WakeUp) {
+        // Each source whose video the console subscribes to, and when a viewer last wanted it.
+        var watchedVideo: [String: UInt64] = [:]
         while !stop.isSignalled {
+            updateVideoSubscriptions(subscriber, &watchedVideo, nowNs: WallClock.nowNanoseconds())
             let received: ReceivedMessage?
             do {
                 // 20 ms: frames waiting for their objects are released on time (`tick`).
@@ -163,12 +204,32 @@ package final class LiveSources: Service, Sendable {
         }
     }
 
+    /// Video only of sources someone watches (a source publishes it only on demand, and may
+    /// encode it for that), kept 10 s after the last viewer leaves so a page that reconnects
+    /// finds the stream unbroken. A stream let go is forgotten: when it comes back it starts
+    /// at a later key frame, and what was held would leave a gap.
+    private func updateVideoSubscriptions(_ subscriber: Subscriber, _ watched: inout [String: UInt64], nowNs: UInt64) {
+        let wanted = state.withLock { Set($0.watchers.values.filter { $0.video != nil }.compactMap(\.source)) }
+        for source in wanted {
+            if watched[source] == nil { subscriber.subscribe(Topic.make(kind: .video, source: source)) }
+            watched[source] = nowNs
+        }
+        for (source, lastWanted) in watched where nowNs > lastWanted + 10_000_000_000 {
+            subscriber.unsubscribe(Topic.make(kind: .video, source: source))
+            watched[source] = nil
+            state.withLock { $0.sources[source]?.video.reset() }
+        }
+    }
+
     private func handle(_ received: ReceivedMessage, receivedNs: UInt64) {
         let message = received.message
         if let event = message.event, message.kind == .events {
             onEvent(event, message.source, message.wallTimeNs == 0 ? receivedNs : message.wallTimeNs)
         }
         var statusChanged = false
+        // Streams to end once the lock is let go (ending one runs its termination handler,
+        // which takes the lock).
+        var ended: [AsyncStream<[UInt8]>.Continuation] = []
         let frames: [LiveFrame] = state.withLock { state in
             var entry =
                 state.sources[message.source]
@@ -191,14 +252,20 @@ package final class LiveSources: Service, Sendable {
                 }
             case .frames:
                 frames = entry.matcher.addFrame(message, jpeg: received.payload ?? [], receivedNs: receivedNs)
+            case .video:
+                let added = entry.video.add(message, payload: received.payload ?? [])
+                ended = Self.deliver(added, of: entry.video, to: &state.watchers, source: message.source)
+                Self.deliver(LiveObjects(clockOf: message), to: state.watchers, source: message.source)
             case .events: break
             default:
                 frames = entry.matcher.addObjects(message, receivedNs: receivedNs)
+                Self.deliver(LiveObjects(message), to: state.watchers, source: message.source)
             }
             entry.summary.liveFrames += frames.count
             state.sources[message.source] = entry
             return frames
         }
+        for stream in ended { stream.finish() }
         deliver(frames)
         if statusChanged { publishSummaries() }
     }
@@ -207,7 +274,7 @@ package final class LiveSources: Service, Sendable {
         switch status.state {
         case .started:
             entry.matcher.reset()
-            entry.summary.input = status.input
+            entry.video.reset()
             (entry.summary.state, entry.summary.reason) = (.running, nil)
         case .running, .resumed:
             (entry.summary.state, entry.summary.reason) = (.running, nil)
@@ -215,6 +282,8 @@ package final class LiveSources: Service, Sendable {
         case .stopped: (entry.summary.state, entry.summary.reason) = (.stopped, status.reason)
         case .failed: (entry.summary.state, entry.summary.reason) = (.failed, status.reason)
         }
+        // `running` repeats it, for a console that started after the source.
+        if let input = status.input { entry.summary.input = input }
         if let detections = status.detections {
             entry.summary.detections = detections
             entry.matcher.detections = Set(detections)
@@ -252,6 +321,37 @@ package final class LiveSources: Service, Sendable {
         for frame in frames {
             for watcher in watchers where watcher.source == frame.source { watcher.frames?.yield(frame) }
         }
+    }
+
+    /// Hands a video fragment to the source's viewers (under the state lock, which keeps
+    /// who has had the initialization segment); returns the streams to end: those of a
+    /// stream that ended, and viewers too far behind.
+    private static func deliver(
+        _ added: LiveVideo.Added, of video: LiveVideo, to watchers: inout [UInt64: Watcher], source: String
+    ) -> [AsyncStream<[UInt8]>.Continuation] {
+        guard added.restarted || added.fragment != nil else { return [] }
+        var ended: [AsyncStream<[UInt8]>.Continuation] = []
+        for (id, watcher) in watchers where watcher.source == source {
+            guard let stream = watcher.video else { continue }
+            if added.restarted && watcher.started {
+                ended.append(stream)
+                continue
+            }
+            guard let fragment = added.fragment else { continue }
+            if !watcher.started {
+                // Joined before a key frame: from the first one.
+                guard let movie = video.movie, added.keyFrame else { continue }
+                stream.yield(movie.initialization)
+                watchers[id]?.started = true
+            }
+            if case .dropped = stream.yield(fragment) { ended.append(stream) }
+        }
+        return ended
+    }
+
+    private static func deliver(_ objects: LiveObjects?, to watchers: [UInt64: Watcher], source: String) {
+        guard let objects else { return }
+        for watcher in watchers.values where watcher.source == source { watcher.objects?.yield(objects) }
     }
 
     private func publishSummaries() {

@@ -1,0 +1,216 @@
+// The camera grid: each source's own H.264 played through Media Source Extensions, with the
+// boxes of the frame the browser presents (docs/console.md, "The grid").
+"use strict";
+
+// RFC 6381's codec of the stream, from the avcC record in its initialization segment.
+function avcCodec(bytes) {
+  for (let i = 4; i + 8 <= bytes.length; i++) {
+    if (bytes[i] === 0x61 && bytes[i + 1] === 0x76 && bytes[i + 2] === 0x63 && bytes[i + 3] === 0x43) {
+      const hex = (b) => b.toString(16).padStart(2, "0");
+      return `avc1.${hex(bytes[i + 5])}${hex(bytes[i + 6])}${hex(bytes[i + 7])}`;
+    }
+  }
+  return null;
+}
+
+function joined(chunks) {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const chunk of chunks) { out.set(chunk, at); at += chunk.length; }
+  return out;
+}
+
+class LiveTile {
+  constructor(source, element) {
+    this.source = source;
+    this.element = element;
+    this.video = element.querySelector("video");
+    this.image = element.querySelector("img");
+    this.overlay = element.querySelector("svg");
+    this.info = element.querySelector(".info");
+    // Each detector's messages, newest last ({time, objects, arrived}), by kind and detector.
+    this.groups = new Map();
+    // Capture time (ns since 1970) of each video frame, by media time.
+    this.clock = new Map();
+    this.clockArrived = new Map();
+    this.lags = [];        // ms from a frame's arrival to its objects' arrival
+    this.delays = [];      // capture-to-paint, ms, newest last (read by the tests)
+    this.playing = false;
+    this.connectObjects();
+    this.connectFrames();
+    this.connectVideo();
+  }
+
+  key(message) { return `${message.kind}/${message.detector || ""}`; }
+
+  connectObjects() {
+    const events = new EventSource(`/api/sources/${encodeURIComponent(this.source)}/objects`);
+    events.addEventListener("objects", (event) => {
+      const message = JSON.parse(event.data);
+      const at = message.time.toFixed(6);
+      if (message.kind === "video") {
+        this.clock.set(at, message.wallTimeNs);
+        this.clockArrived.set(at, performance.now());
+        if (this.clock.size > 900) {
+          const oldest = this.clock.keys().next().value;
+          this.clock.delete(oldest);
+          this.clockArrived.delete(oldest);
+        }
+        return;
+      }
+      const arrivedFrame = this.clockArrived.get(at);
+      if (arrivedFrame !== undefined) {
+        this.lags.push(performance.now() - arrivedFrame);
+        if (this.lags.length > 32) this.lags.shift();
+      }
+      const list = this.groups.get(this.key(message)) || [];
+      // A source that started again counts from its start.
+      if (list.length && message.time < list[list.length - 1].time) list.length = 0;
+      list.push({ time: message.time, kind: message.kind, objects: message.objects });
+      while (list.length > 600) list.shift();
+      this.groups.set(this.key(message), list);
+    });
+  }
+
+  // Until the video plays: the JPEG frames a source publishes with --frames jpeg.
+  connectFrames() {
+    this.frames = new EventSource(`/api/sources/${encodeURIComponent(this.source)}/live`);
+    this.frames.addEventListener("frame", (event) => {
+      if (this.playing) return;
+      const frame = JSON.parse(event.data);
+      this.image.src = "data:image/jpeg;base64," + frame.jpeg;
+      this.image.hidden = false;
+      this.video.hidden = true;
+      const groups = sightline.kinds.filter((kind) => frame[kind.name]).map((kind) =>
+        ({ kind, objects: frame[kind.name].objects, held: frame[kind.name].held }));
+      sightline.drawObjects(this.overlay, frame.width, frame.height, groups);
+      this.element.dataset.mode = "jpeg";
+      this.info.textContent = `JPEG frames · t = ${frame.time.toFixed(3)} s`;
+    });
+  }
+
+  async connectVideo() {
+    try {
+      const response = await fetch(`/api/sources/${encodeURIComponent(this.source)}/video`, { credentials: "same-origin" });
+      if (!response.ok) throw new Error(`${response.status}`);
+      const media = new MediaSource();
+      this.video.src = URL.createObjectURL(media);
+      await new Promise((resolve) => media.addEventListener("sourceopen", resolve, { once: true }));
+      const reader = response.body.getReader();
+      let head = [], buffer = null;
+      const queue = [];
+      const pump = () => {
+        if (!buffer || buffer.updating || media.readyState !== "open") return;
+        const v = this.video;
+        this.skipGap();
+        if (queue.length) {
+          buffer.appendBuffer(joined(queue.splice(0)));
+        } else if (v.buffered.length && v.currentTime - v.buffered.start(0) > 30) {
+          buffer.remove(0, v.currentTime - 10);  // keep memory flat
+        }
+      };
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        if (!buffer) {
+          head.push(value);
+          const codec = avcCodec(joined(head));
+          if (!codec) continue;
+          buffer = media.addSourceBuffer(`video/mp4; codecs="${codec}"`);
+          buffer.mode = "segments";
+          buffer.addEventListener("updateend", () => { this.start(); pump(); });
+          queue.push(joined(head));
+          this.element.dataset.codec = codec;
+        } else {
+          queue.push(value);
+        }
+        pump();
+      }
+    } catch (error) {
+      this.element.dataset.videoError = String(error.message || error);
+    }
+    // The stream ended (the source started a new one, or went away): join again.
+    setTimeout(() => this.connectVideo(), 1000);
+  }
+
+  // Frames the source did not send (it stopped for a while) leave a gap in what is
+  // buffered, where a player waits for ever: play on from after it.
+  skipGap() {
+    const v = this.video, ranges = v.buffered;
+    for (let i = 0; i < ranges.length; i++) {
+      if (ranges.start(i) > v.currentTime + 0.01 && (i === 0 || ranges.end(i - 1) <= v.currentTime + 0.1)) {
+        v.currentTime = Math.max(ranges.start(i), ranges.end(ranges.length - 1) - this.target);
+        return;
+      }
+    }
+  }
+
+  // How far behind the newest frame to play: long enough for the detectors' objects of a
+  // frame to arrive before it is shown.
+  get target() {
+    const lag = this.lags.length ? Math.max(...this.lags) : 250;
+    return Math.min(Math.max(lag + 100, 100), 2000) / 1000;
+  }
+
+  start() {
+    const v = this.video;
+    if (!v.buffered.length || this.started === v.src) return;
+    this.started = v.src;
+    v.currentTime = Math.max(v.buffered.start(0), v.buffered.end(v.buffered.length - 1) - this.target);
+    v.play().catch(() => {});
+    v.requestVideoFrameCallback((now, frame) => this.presented(now, frame));
+  }
+
+  // Each frame the browser presents: the objects of its media time, drawn for it.
+  presented(now, frame) {
+    const v = this.video;
+    v.requestVideoFrameCallback((next, meta) => this.presented(next, meta));
+    if (!this.playing) {
+      this.playing = true;
+      this.frames.close();
+      this.image.hidden = true;
+      this.video.hidden = false;
+      this.element.dataset.mode = "video";
+    }
+    const t = frame.mediaTime;
+    const drawn = [];
+    const times = {};
+    for (const list of this.groups.values()) {
+      let i = list.length - 1;
+      while (i >= 0 && list[i].time > t + 1e-4) i--;
+      if (i < 0) continue;
+      const group = list[i];
+      const kind = sightline.kinds.find((k) => k.name === group.kind);
+      const held = Math.abs(group.time - t) > 1e-4;
+      if (kind && group.objects.length) drawn.push({ kind, objects: group.objects, held });
+      times[group.kind] = { time: group.time, held };
+    }
+    sightline.drawObjects(this.overlay, frame.width, frame.height, drawn);
+    const data = this.element.dataset;
+    data.mediaTime = t;
+    data.presented = Number(data.presented || 0) + 1;
+    data.facesTime = times.faces ? times.faces.time : "";
+    data.facesHeld = times.faces ? times.faces.held : "";
+    const wall = this.clock.get(t.toFixed(6));
+    let delay = null;
+    if (wall !== undefined) {
+      delay = performance.timeOrigin + now - wall / 1e6;
+      this.delays.push(delay);
+      if (this.delays.length > 2000) this.delays.shift();
+    }
+    // Stay `target` behind the newest frame: a little faster when further, slower when nearer.
+    if (v.buffered.length) {
+      const lead = v.buffered.end(v.buffered.length - 1) - v.currentTime;
+      if (lead > this.target + 3) v.currentTime = v.buffered.end(v.buffered.length - 1) - this.target;
+      else v.playbackRate = lead > this.target + 0.2 ? 1.1 : lead < this.target - 0.05 ? 0.9 : 1;
+    }
+    if (data.presented % 10 === 0) {
+      const quality = v.getVideoPlaybackQuality();
+      this.info.textContent = [`${frame.width}x${frame.height}`, `t = ${t.toFixed(3)} s`,
+        delay === null ? "" : `capture to paint ${delay.toFixed(0)} ms`,
+        `${quality.droppedVideoFrames} dropped`].filter(Boolean).join(" · ");
+    }
+  }
+}
+
+sightline.LiveTile = LiveTile;
