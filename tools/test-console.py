@@ -279,6 +279,15 @@ def event_checks(driver, base, recordings, ours):
         check(f"event {event['objectID']} in {event['recording']}: the file has that face from t to its end",
               all(event["objectID"] in [f[0] for f in faces_at(groups, at)] for at in inside),
               f"{event} {[faces_at(groups, at) for at in inside]}")
+        # Its best frame: the largest of its boxes the picture does not cut.
+        end = event["t"] + event["end"] - event["start"]
+        boxes = [b for start, _, faces in groups if event["t"] - 1e-6 <= start < end
+                 for i, b in faces if i == event["objectID"]]
+        whole = [w * h for x, y, w, h in boxes if x >= 0 and y >= 0 and x + w <= 1 and y + h <= 1]
+        at_best = [b for i, b in faces_at(groups, event["best"]) if i == event["objectID"]]
+        check(f"event {event['objectID']}: its snapshot is its largest uncut box",
+              at_best and (not whole or abs(at_best[0][2] * at_best[0][3] - max(whole)) < 1e-9),
+              f"{at_best} vs {max(whole) if whole else None}")
     check("a bad filter is refused with its reason",
           http(base + "/api/events?limit=0")[0] == 400 and b"limit must be" in http(base + "/api/events?limit=0")[2])
 

@@ -135,3 +135,30 @@ private final class OwnedBytes {
     init(capacity: Int) { pointer = .allocate(byteCount: capacity + Self.padding, alignment: 64) }
     deinit { pointer.deallocate() }
 }
+
+extension PixelBuffer {
+    /// The part of the picture inside `rect` (normalised, clamped to the picture, its corners
+    /// on even pixels so chroma stays aligned), sharing this buffer's memory; nil for a packed
+    /// format or an empty part.
+    package func cropped(to rect: NormalizedRect) -> PixelBuffer? {
+        guard format == .yuv420p || format == .nv12 || format == .gray8 else { return nil }
+        func start(_ value: Double, _ size: Int) -> Int {
+            min(max(Int((value * Double(size)).rounded(.down)) & ~1, 0), size & ~1)
+        }
+        func end(_ value: Double, _ size: Int) -> Int {
+            min(max((Int((value * Double(size)).rounded(.up)) + 1) & ~1, 0), size & ~1)
+        }
+        let (x0, y0) = (start(rect.x, width), start(rect.y, height))
+        let (x1, y1) = (end(rect.x + rect.width, width), end(rect.y + rect.height, height))
+        guard x1 - x0 >= 2, y1 - y0 >= 2 else { return nil }
+        let cropped = planes.enumerated().map { index, plane in
+            // Chroma planes are halved both ways; nv12's interleaved UV keeps two bytes a pixel pair.
+            let (dx, dy) = index == 0 ? (x0, y0) : (format == .nv12 ? x0 : x0 / 2, y0 / 2)
+            let rows = index == 0 ? y1 - y0 : (y1 - y0) / 2
+            return Plane(
+                baseAddress: plane.baseAddress + dy * plane.bytesPerRow + dx, bytesPerRow: plane.bytesPerRow, rows: rows
+            )
+        }
+        return PixelBuffer(format: format, width: x1 - x0, height: y1 - y0, planes: cropped, owner: self)
+    }
+}

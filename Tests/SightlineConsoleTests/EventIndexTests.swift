@@ -80,6 +80,34 @@ import Testing
         }
     }
 
+    @Test func anEventsSnapshotIsItsBestFrameAroundItsBox() async throws {
+        try await RunningConsole.with(configuration) { (console: RunningConsole) async throws in
+            let named = try #require(try await events(console, "?name=Ada%20Lovelace").first)
+            let id = try #require(named["id"] as? Int)
+            // Face 2's box (0.6, 0.35, 0.2 x 0.3) is the same size throughout: its first frame.
+            #expect(abs((named["best"] as? Double ?? -1) - 3) < 1e-6)
+            let crop = try await console.get("/api/events/\(id)/snapshot?crop=true")
+            #expect(crop.status == 200 && crop.headers["content-type"] == "image/jpeg")
+            let path = directory.file("crop.jpg")
+            try crop.body.write(to: URL(fileURLWithPath: path))
+            // Its size again on every side, as far as the picture goes: x 0.4-1.0, y 0.05-0.95 of
+            // 640x480; the box's left edge 128 px in, its top 144 px down.
+            let image = try IndependentReaders.rgbFrame(path, at: 0, width: 384, height: 432)
+            #expect(image.isFaceGreen(128, 216) && image.isFaceGreen(192, 144))
+            #expect(!image.isFaceGreen(192, 216))
+            let whole = try await console.get("/api/events/\(id)/snapshot?width=320")
+            try whole.body.write(to: URL(fileURLWithPath: path))
+            #expect(
+                whole.status == 200 && (try? IndependentReaders.rgbFrame(path, at: 0, width: 320, height: 240)) != nil)
+            for (query, status) in [
+                ("/api/events/0/snapshot", 400), ("/api/events/x/snapshot", 400), ("/api/events/999/snapshot", 404),
+                ("/api/events/\(id)/snapshot?crop=maybe", 400), ("/api/events/\(id)/snapshot?width=1", 400),
+            ] {
+                #expect(try await console.get(query).status == status, "\(query)")
+            }
+        }
+    }
+
     @Test func everyParameterIsChecked() async throws {
         try await RunningConsole.with(configuration) { (console: RunningConsole) async throws in
             for (query, reason) in [

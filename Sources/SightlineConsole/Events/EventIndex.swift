@@ -77,6 +77,7 @@ package final class EventIndex: Sendable {
                 table.column("end", .double)
                 table.column("recording", .text).references("recording", onDelete: .cascade)
                 table.column("t", .double)
+                table.column("best", .double)
                 table.column("text", .text)
                 table.column("type", .text)
             }
@@ -179,6 +180,11 @@ package final class EventIndex: Sendable {
                 sql: "SELECT * FROM event NOT INDEXED WHERE name = ? COLLATE NOCASE ORDER BY start DESC LIMIT ?",
                 arguments: [name, limit])
         }
+    }
+
+    /// One event by its ID.
+    package func event(id: Int64) async throws -> IndexedEvent? {
+        try await database.read { db in try IndexedEvent.fetchOne(db, key: id) }
     }
 
     /// Adds many recordings and events at once (the benchmark's 100,000).

@@ -25,6 +25,8 @@ package struct IndexedEvent: Codable, Sendable, Equatable, FetchableRecord, Muta
     /// event no recording holds (yet).
     package var recording: String?
     package var t: Double?
+    /// Where in the recording it is seen best (its largest box the picture does not cut).
+    package var best: Double?
     /// A code's text.
     package var text: String?
     /// A code's symbology or a detected object's type (`humanBody`).
@@ -51,6 +53,7 @@ package struct IndexedEvent: Codable, Sendable, Equatable, FetchableRecord, Muta
             name: isFace ? appearance.text : nil, kind: appearance.kind, objectID: appearance.id,
             start: recordingStart + appearance.start, end: recordingStart + appearance.end, recording: recording,
             t: appearance.start, text: isFace || isObject ? nil : appearance.text, type: appearance.type)
+        best = appearance.best
     }
 
     /// What an `enter` event from the bus says (its later events change `name` and `end`).

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import NIOPosix
 import SightlineCore
+import SightlineMovie
 
 /// The console's routes: pages, live streams (server-sent events), recordings and the API
 /// (docs/console.md).
@@ -101,12 +102,7 @@ struct ConsoleRouter {
             let (library, name) = try recording(context)
             // Both are checked here, before any arithmetic: a time past any clock is refused,
             // not passed on to be turned into ticks.
-            let width = try request.uri.queryParameters.get("width").map { text in
-                guard let width = Int(text), (16...16384).contains(width) else {
-                    throw HTTPError(.badRequest, message: "width must be 16 to 16384 pixels")
-                }
-                return width
-            }
+            let width = try Self.width(request)
             guard let time = request.uri.queryParameters.get("t").flatMap(Double.init),
                 (0..<MediaTime.limitSeconds).contains(time)
             else {
@@ -117,9 +113,7 @@ struct ConsoleRouter {
                 return try Snapshot.jpeg(
                     path: try library.path(of: name), at: time, metadata: metadata, maximumWidth: width)
             }
-            return Response(
-                status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "max-age=3600"],
-                body: .init(byteBuffer: ByteBuffer(bytes: jpeg)))
+            return Self.jpegResponse(jpeg)
         }
     }
 
@@ -135,6 +129,47 @@ struct ConsoleRouter {
             return try Self.json(try await events.events(matching: query))
         }
         router.get("/api/events/choices") { _, _ in try Self.json(try await events.choices()) }
+        // The event's best frame from its recording: around its box (`crop=true`), or whole.
+        router.get("/api/events/:id/snapshot") { request, context in
+            guard let id = context.parameters.get("id").flatMap(Int64.init), id > 0 else {
+                throw HTTPError(.badRequest, message: "an event ID is a positive whole number")
+            }
+            let crop: Bool
+            switch request.uri.queryParameters.get("crop") {
+            case nil, "false": crop = false
+            case "true": crop = true
+            default: throw HTTPError(.badRequest, message: "crop must be true or false")
+            }
+            let width = try Self.width(request)
+            guard let event = try await events.event(id: id) else {
+                throw HTTPError(.notFound, message: "no event \(id)")
+            }
+            guard let library, let name = event.recording, let best = event.best,
+                let kind = ObjectKind.all.first(where: { $0.objectName == event.kind })
+            else { throw HTTPError(.notFound, message: "event \(id) is in no recording (yet)") }
+            let jpeg = try await Self.offload {
+                try Snapshot.jpeg(
+                    path: try library.path(of: name), at: best, metadata: try library.metadata(of: name).player,
+                    maximumWidth: width, around: crop ? (kind, event.objectID) : nil)
+            }
+            return Self.jpegResponse(jpeg)
+        }
+    }
+
+    /// A snapshot's `width`, when it has one.
+    private static func width(_ request: Request) throws -> Int? {
+        try request.uri.queryParameters.get("width").map { text in
+            guard let width = Int(text), (16...16384).contains(width) else {
+                throw HTTPError(.badRequest, message: "width must be 16 to 16384 pixels")
+            }
+            return width
+        }
+    }
+
+    private static func jpegResponse(_ jpeg: [UInt8]) -> Response {
+        Response(
+            status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "max-age=3600"],
+            body: .init(byteBuffer: ByteBuffer(bytes: jpeg)))
     }
 
     /// A source ID from the path, checked as the bus checks it.

@@ -48,6 +48,21 @@ struct PlayerMetadata: Encodable, Sendable {
         var type: String?
         /// The colour its boxes are drawn in.
         var colour: String
+        /// When it is seen best: its largest box, one the picture does not cut counting
+        /// double (a face half out of the picture as it enters is not worth showing).
+        var best: Double
+        var bestSize = 0.0
+
+        private enum CodingKeys: String, CodingKey { case kind, id, start, end, text, type, colour, best }
+
+        /// How much of the picture a box shows of its object.
+        static func size(of bounds: [Double]) -> Double {
+            guard bounds.count == 4 else { return 0 }
+            let (x, y, w, h) = (bounds[0], bounds[1], bounds[2], bounds[3])
+            let visible = max(0, min(x + w, 1) - max(x, 0)) * max(0, min(y + h, 1) - max(y, 0))
+            let inside = x >= 0 && y >= 0 && x + w <= 1 && y + h <= 1
+            return inside ? visible * 2 : visible
+        }
     }
 
     var name: String
@@ -175,8 +190,12 @@ struct PlayerMetadata: Encodable, Sendable {
                     object.id,
                     default: Appearance(
                         kind: kind.objectName, id: object.id, start: group.t, end: groupEnd, type: object.type,
-                        colour: kind.colour(of: object).css)
+                        colour: kind.colour(of: object).css, best: group.t)
                 ].end = groupEnd
+                let size = Appearance.size(of: object.bounds)
+                if size > open[object.id]!.bestSize {
+                    (open[object.id]!.best, open[object.id]!.bestSize) = (group.t, size)
+                }
                 if let text = object.text ?? object.name { open[object.id]?.text = text }
             }
         }
@@ -184,6 +203,11 @@ struct PlayerMetadata: Encodable, Sendable {
         for appearance in (done + open.values).sorted(by: { ($0.id, $0.start) < ($1.id, $1.start) }) {
             if let last = merged.last, last.id == appearance.id, appearance.start - last.end <= mergedGap {
                 merged[merged.count - 1].end = max(last.end, appearance.end)
+                if appearance.bestSize > last.bestSize {
+                    (merged[merged.count - 1].best, merged[merged.count - 1].bestSize) = (
+                        appearance.best, appearance.bestSize
+                    )
+                }
             } else {
                 merged.append(appearance)
             }

@@ -11,7 +11,12 @@ import SightlineMovie
 /// boxes are drawn into the decoded picture, and the result is scaled to `maximumWidth`
 /// and encoded with libavcodec's JPEG encoder.
 enum Snapshot {
-    static func jpeg(path: String, at seconds: Double, metadata: PlayerMetadata, maximumWidth: Int?) throws -> [UInt8] {
+    /// With `object`, only the part of the frame around that object's box (its size again
+    /// on every side), as the events page shows it.
+    static func jpeg(
+        path: String, at seconds: Double, metadata: PlayerMetadata, maximumWidth: Int?,
+        around object: (kind: ObjectKind, id: Int)? = nil
+    ) throws -> [UInt8] {
         // A snapshot is a one-frame export: the same reading and decoding.
         let source: ClipSource
         do {
@@ -26,10 +31,21 @@ enum Snapshot {
                 picture.strokeRect(object.rect, colour: kind.colour(of: object).ycbcr, thickness: thickness)
             }
         }
-        let width = min(maximumWidth ?? picture.width, picture.width)
+        var shown = picture
+        if let object {
+            guard
+                let box = metadata.groups[object.kind.name]?.active(at: shownAt)?.first(where: { $0.id == object.id })?
+                    .rect,
+                let crop = picture.cropped(
+                    to: NormalizedRect(
+                        x: box.x - box.width, y: box.y - box.height, width: box.width * 3, height: box.height * 3))
+            else { throw RecordingError.notFound("\(object.kind.objectName) \(object.id) at \(shownAt) s") }
+            shown = crop
+        }
+        let width = min(maximumWidth ?? shown.width, shown.width)
         let snapshotter = try FrameSnapshotter(
-            format: .jpeg, maximumWidth: max(16, width), maximumHeight: max(16, picture.height), jpegQuality: 3)
-        return try snapshotter.snapshot(picture).bytes
+            format: .jpeg, maximumWidth: max(16, width), maximumHeight: max(16, shown.height), jpegQuality: 3)
+        return try snapshotter.snapshot(shown).bytes
     }
 }
 
