@@ -257,6 +257,86 @@ def grid_checks(work):
                 process.kill()
 
 
+def history_checks(work):
+    """A camera's segments as one history: the timeline spans three files, seeks land in the
+    right file at the right time over both boundaries with that file's boxes, and playing
+    runs on from one file into the next."""
+    recordings = os.path.join(work, "segments")
+    publish, port = free_port(), free_port()
+    base = f"http://127.0.0.1:{port}"
+    source = subprocess.Popen([BIN, "run", "--realtime", "--loop", "--publish", f"tcp://127.0.0.1:{publish}",
+                               "--log-level", "warning"])
+    recorder = subprocess.Popen([BIN, "record", "--connect", f"tcp://127.0.0.1:{publish}", "--out", recordings,
+                                 "--segment", "4s", "--log-level", "warning"])
+    processes, driver = [source, recorder], None
+    try:
+        # Three finished files and the fourth begun.
+        wait_for(lambda: os.path.isdir(recordings) and len(os.listdir(recordings)) >= 4, timeout=180,
+                 what="four segments")
+        recorder.send_signal(signal.SIGINT)
+        recorder.wait(timeout=60)
+        source.send_signal(signal.SIGINT)
+        source.wait(timeout=60)
+        console = subprocess.Popen([BIN, "console", "--recordings", recordings, "--listen", f"127.0.0.1:{port}",
+                                    "--log-level", "warning"])
+        processes.append(console)
+        wait_for(lambda: serving(base, console), what="the console")
+        names = sorted(n for n in os.listdir(recordings) if n.endswith(".mov"))
+        segments = wait_for(lambda: (lambda s: s if len(s) == len(names) else None)(
+            json.loads(http(f"{base}/api/history/cam1?limit=1000")[2])), what="the segments in the index")
+        check("the history lists every segment in order",
+              [s["name"] for s in segments] == names and all(a["start"] <= b["start"] for a, b in zip(segments, segments[1:])),
+              str([(s["name"], s["start"], s["duration"]) for s in segments]))
+        driver = browser()
+        driver.get(f"{base}/history/cam1?at={segments[0]['start']}")
+        wait_for(lambda: driver.execute_script("return document.getElementById('overlay').dataset.recording"),
+                 what="the history page")
+        check("the timeline spans every file", driver.execute_script(
+            "return document.querySelectorAll('#history .segment').length") == len(segments))
+
+        def shown_at(segment, offset):
+            wall = segment["start"] + offset
+            driver.execute_script(f"sightline.history.seek({wall}, false)")
+            wait_for(lambda: driver.execute_script(
+                "const o = document.getElementById('overlay').dataset; "
+                f"return o.recording === '{segment['name']}' && Math.abs(Number(o.mediaTime) - {offset}) < 0.05"),
+                what=f"{segment['name']} at {offset}")
+            return player_matches_file(driver, inspect_faces(os.path.join(recordings, segment["name"])))
+
+        for before, after in zip(segments[:2], segments[1:3]):
+            end = before["duration"]
+            faces = [start for start, _, f in inspect_faces(os.path.join(recordings, after["name"])) if f]
+            into = (faces[0] if faces else 0) + 0.01
+            check(f"a seek over the boundary into {after['name']} shows it at its time, with its boxes",
+                  *shown_at(after, into))
+            faces = [start for start, _, f in inspect_faces(os.path.join(recordings, before["name"])) if f]
+            back = (faces[-1] if faces else end - 0.5) + 0.01
+            check(f"a seek back into {before['name']} shows it at its time, with its boxes", *shown_at(before, back))
+        # Playing runs on from the end of one file into the next.
+        first, second = segments[0], segments[1]
+        driver.execute_script(f"sightline.history.seek({first['start'] + first['duration'] - 0.3}, true)")
+        wait_for(lambda: driver.execute_script(
+            "const o = document.getElementById('overlay').dataset; "
+            f"return o.recording === '{second['name']}' && Number(o.mediaTime) > 0.2"), timeout=60,
+            what="playing on into the next file")
+        check("playing runs on into the next file", True)
+        driver.execute_script("document.getElementById('video').pause()")
+        shots = os.path.join(os.environ.get("SIGHTLINE_TEST_OUTPUT") or work, "console-screenshots")
+        os.makedirs(shots, exist_ok=True)
+        for width in (1280, 390):
+            driver.set_window_size(width, 900)
+            driver.save_screenshot(os.path.join(shots, f"history-{width}.png"))
+            check(f"history at {width} px: nothing wider than the screen",
+                  driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth"))
+    finally:
+        if driver:
+            driver.quit()
+        for process in processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                process.wait(timeout=30)
+
+
 def event_checks(driver, base, recordings, ours):
     """The event index, filled from the recordings' own tracks: the enrolled person's events
     found by name open their recording at their time with the face boxed; filters round-trip
@@ -371,6 +451,7 @@ def phone_checks(driver, base, name, t, work):
 def main():
     work = tempfile.mkdtemp(prefix="sightline-console-test-")
     grid_checks(work)
+    history_checks(work)
     recordings = os.path.join(work, "rec")
     others = os.path.join(work, "others")
     os.makedirs(others)

@@ -182,6 +182,21 @@ package final class EventIndex: Sendable {
         }
     }
 
+    /// The recordings of `camera` that overlap `after`...`before` (seconds since 1970), oldest
+    /// first: a camera's history, segment by segment. At most `limit`.
+    package func recordings(of camera: String, after: Double, before: Double, limit: Int) async throws
+        -> [IndexedRecording]
+    {
+        try await database.read { db in
+            try IndexedRecording.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM recording WHERE camera = ? AND start <= ? AND start + duration >= ?
+                    ORDER BY start LIMIT ?
+                    """, arguments: [camera, before, after, limit])
+        }
+    }
+
     /// One event by its ID.
     package func event(id: Int64) async throws -> IndexedEvent? {
         try await database.read { db in try IndexedEvent.fetchOne(db, key: id) }

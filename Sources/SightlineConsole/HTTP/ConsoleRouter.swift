@@ -49,7 +49,7 @@ struct ConsoleRouter {
     private func addPages(to router: Router<Context>) {
         for (path, page) in [
             ("/", "index.html"), ("/live/:source", "live.html"), ("/recordings", "recordings.html"),
-            ("/recordings/:name", "player.html"), ("/events", "events.html"),
+            ("/recordings/:name", "player.html"), ("/events", "events.html"), ("/history/:camera", "history.html"),
         ] {
             router.get(RouterPath(stringLiteral: path)) { _, _ in try Pages.response(page) }
         }
@@ -127,6 +127,22 @@ struct ConsoleRouter {
                 throw HTTPError(.badRequest, message: error.description)
             }
             return try Self.json(try await events.events(matching: query))
+        }
+        // A camera's recordings as one history: its segments in order, from the index.
+        router.get("/api/history/:camera") { request, context in
+            let camera = try context.parameters.require("camera")
+            let range: EventQuery
+            do {
+                range = try EventQuery(parameters: request.uri.queryParameters.map { (String($0.key), String($0.value)) })
+            } catch let error as EventQueryError {
+                throw HTTPError(.badRequest, message: error.description)
+            }
+            guard range.camera == nil, range.label == nil, range.name == nil, range.unknown == nil else {
+                throw HTTPError(.badRequest, message: "a history takes after, before and limit")
+            }
+            let segments = try await events.recordings(
+                of: camera, after: range.after ?? 0, before: range.before ?? 1e11, limit: range.limit)
+            return try Self.json(segments)
         }
         router.get("/api/events/choices") { _, _ in try Self.json(try await events.choices()) }
         // The event's best frame from its recording: around its box (`crop=true`), or whole.
