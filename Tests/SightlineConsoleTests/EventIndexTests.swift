@@ -108,6 +108,21 @@ import Testing
         }
     }
 
+    @Test func aCamerasHistoryIsItsRecordingsInOrder() async throws {
+        try await RunningConsole.with(configuration) { (console: RunningConsole) async throws in
+            _ = try await events(console) { $0.count == 4 }
+            let history = try #require(try await console.get("/api/history/cam1").json as? [[String: Any]])
+            #expect(history.map { $0["name"] as? String } == [name])
+            #expect(history.first?["start"] as? Double == recordingStart)
+            #expect(abs((history.first?["duration"] as? Double ?? 0) - 10) < 0.05)
+            let later = try await console.get("/api/history/cam1?after=\(recordingStart + 11)")
+            #expect((later.json as? [Any])?.isEmpty == true)
+            #expect((try await console.get("/api/history/cam2").json as? [Any])?.isEmpty == true)
+            #expect(try await console.get("/api/history/cam1?name=x").status == 400)
+            #expect(try await console.get("/api/history/cam1?limit=0").status == 400)
+        }
+    }
+
     @Test func everyParameterIsChecked() async throws {
         try await RunningConsole.with(configuration) { (console: RunningConsole) async throws in
             for (query, reason) in [

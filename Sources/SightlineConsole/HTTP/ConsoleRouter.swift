@@ -119,24 +119,13 @@ struct ConsoleRouter {
 
     private func addEvents(to router: Router<Context>) {
         router.get("/api/events") { request, _ in
-            let query: EventQuery
-            do {
-                query = try EventQuery(
-                    parameters: request.uri.queryParameters.map { (String($0.key), String($0.value)) })
-            } catch let error as EventQueryError {
-                throw HTTPError(.badRequest, message: error.description)
-            }
+            let query = try Self.eventQuery(request)
             return try Self.json(try await events.events(matching: query))
         }
         // A camera's recordings as one history: its segments in order, from the index.
         router.get("/api/history/:camera") { request, context in
             let camera = try context.parameters.require("camera")
-            let range: EventQuery
-            do {
-                range = try EventQuery(parameters: request.uri.queryParameters.map { (String($0.key), String($0.value)) })
-            } catch let error as EventQueryError {
-                throw HTTPError(.badRequest, message: error.description)
-            }
+            let range = try Self.eventQuery(request)
             guard range.camera == nil, range.label == nil, range.name == nil, range.unknown == nil else {
                 throw HTTPError(.badRequest, message: "a history takes after, before and limit")
             }
@@ -169,6 +158,15 @@ struct ConsoleRouter {
                     maximumWidth: width, around: crop ? (kind, event.objectID) : nil)
             }
             return Self.jpegResponse(jpeg)
+        }
+    }
+
+    /// The filters of an events or history request, each checked.
+    private static func eventQuery(_ request: Request) throws -> EventQuery {
+        do {
+            return try EventQuery(parameters: request.uri.queryParameters.map { (String($0.key), String($0.value)) })
+        } catch {
+            throw HTTPError(.badRequest, message: error.description)
         }
     }
 
