@@ -15,6 +15,7 @@ import io
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -337,6 +338,53 @@ def history_checks(work):
                 process.wait(timeout=30)
 
 
+def clip_checks(driver, base, event):
+    """A clip of an event from the page: its range set from the event, progress shown while it
+    is made, a file named after camera, time and person that ffprobe and inspect read, trimmed
+    with its metadata or with the boxes burned in."""
+    driver.get(base + "/events?name=Obama")
+    href = wait_for(lambda: driver.execute_script(
+        f"const a = document.querySelector('#events tbody tr[data-id=\"{event['id']}\"] a.clip'); return a && a.getAttribute('href')"),
+        what="the event's clip link")
+    driver.get(base + href)
+    wait_for(lambda: driver.execute_script("return document.getElementById('video').readyState >= 2"), what="the player")
+    span = [float(driver.find_element("id", i).get_attribute("value")) for i in ("clipFrom", "clipTo")]
+    length = event["end"] - event["start"]
+    check("the clip's range is the event's, two seconds either side",
+          close(span, [max(0, event["t"] - 2), event["t"] + length + 2], 0.01), f"{span} for {event}")
+    expected = min(span[1], driver.execute_script("return sightline.player.meta.duration")) - span[0]
+    for mode, kind in (("trim", ".mov"), ("burn-in", ".mp4")):
+        driver.find_element("css selector", f"#clipMode option[value='{mode}']").click()
+        driver.find_element("id", "clipMake").click()
+        link = wait_for(lambda: driver.execute_script(
+            "const a = document.getElementById('clipLink'); return a && a.href.endsWith('/file') && "
+            f"a.textContent.endsWith('{kind}') && [a.getAttribute('href'), a.textContent]"), timeout=180,
+            what=f"the {mode} clip")
+        status, headers, body = http(base + link[0])
+        check(f"{mode}: named after camera, time and person",
+              re.fullmatch(r"cam1-\d{8}T\d{6}Z-Obama" + re.escape(kind), link[1]) is not None
+              and f'filename="{link[1]}"' in headers.get("Content-Disposition", ""), f"{link} {headers}")
+        path = os.path.join(tempfile.mkdtemp(prefix="sightline-clip-"), link[1])
+        with open(path, "wb") as f:
+            f.write(body)
+        probe = json.loads(subprocess.check_output(
+            ["ffprobe", "-v", "error", "-show_entries", "stream=codec_type,codec_tag_string,nb_frames:format=duration",
+             "-of", "json", path]))
+        tags = [s["codec_tag_string"] for s in probe["streams"]]
+        duration = float(probe["format"]["duration"])
+        if mode == "trim":
+            tracks = json.loads(subprocess.check_output([BIN, "inspect", "--json", path]))["tracks"]
+            faces = any(any(k["identifier"] == "mdta/com.apple.quicktime.detected-face" for k in t["keys"])
+                        for t in tracks)
+            check("trim: ffprobe reads its video and metadata, inspect its faces track",
+                  status == 200 and "avc1" in tags and "mebx" in tags and faces, f"{tags}")
+        else:
+            check("burn-in: ffprobe reads one H.264 stream", status == 200 and tags == ["avc1"], f"{tags}")
+        check(f"{mode}: as long as the range ({duration:.2f} s of {expected:.2f})",
+              abs(duration - expected) < 0.2, str(probe["format"]))
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+
+
 def event_checks(driver, base, recordings, ours):
     """The event index, filled from the recordings' own tracks: the enrolled person's events
     found by name open their recording at their time with the face boxed; filters round-trip
@@ -390,6 +438,7 @@ def event_checks(driver, base, recordings, ours):
     groups = inspect_faces(os.path.join(recordings, first["recording"]))
     check("the event opens its recording at its time, the boxes the file's", *player_matches_file(driver, groups))
     check("the person's face is boxed there", first["objectID"] in [r[0] for r in rects(driver)])
+    clip_checks(driver, base, first)
 
     # The filters: the form writes them into the address; any case of a name matches.
     driver.get(base + "/events")

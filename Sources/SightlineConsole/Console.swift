@@ -36,7 +36,8 @@ package struct Console: Sendable {
             endpoints: configuration.endpoints, curve: configuration.curve, silenceLimit: configuration.silenceLimit,
             logger: logger, onEvent: events.record)
         let router = ConsoleRouter(
-            live: live, library: library, events: events, token: configuration.token, logger: logger
+            live: live, library: library, events: events, clips: ClipJobs(logger: logger), token: configuration.token,
+            logger: logger
         ).router()
         let host = configuration.host
         let application = Application(

@@ -70,76 +70,153 @@ struct OutputFile {
     }
 }
 
+/// One recording of a clip, placed `offset` seconds into the clip's timeline: a clip that
+/// spans a recorder's cut joins the files on either side.
+package struct ClipPart {
+    package let source: ClipSource
+    package let offset: Double
+
+    package init(_ source: ClipSource, offset: Double) {
+        self.source = source
+        self.offset = offset
+    }
+
+    /// A source's recordings one after another, as `AVMutableComposition` inserts time
+    /// ranges at its end: each starts where the one before ends, unless its start (from its
+    /// file name, to the second) says it began more than two seconds later: a gap in the
+    /// recording stays a gap. Offsets are from the first one's start.
+    package static func joined(_ recordings: [(source: ClipSource, start: Double)]) -> [ClipPart] {
+        var parts: [ClipPart] = []
+        for (source, start) in recordings {
+            guard let last = parts.last, let first = recordings.first else {
+                parts.append(ClipPart(source, offset: 0))
+                continue
+            }
+            let (end, named) = (last.offset + last.source.duration, start - first.start)
+            parts.append(ClipPart(source, offset: named > end + 2 ? named : end))
+        }
+        return parts
+    }
+}
+
 /// Trims a recording without re-encoding: the H.264 samples from the key frame at or before
 /// the start to the last frame shown before the end, an edit list so playback starts exactly
 /// at the start, and every metadata track cut to the range and re-timed from 0 (a group that
 /// straddles a cut is clipped to it). Audio is copied as it is. Written by `MovieWriter`, so
 /// the clip is a recording like any other.
+///
+/// Several recordings of one source (`ClipPart`) are joined the same way: their samples one
+/// after another on one timeline, each metadata track continuous across the join (a kind's
+/// track in each file is one track in the clip).
 package enum ClipTrimmer {
     package static func trim(
         _ source: ClipSource, range: Range<Double>, to output: String, overwrite: Bool,
         progress: ExportProgress? = nil
     ) throws -> ExportSummary {
+        try trim([ClipPart(source, offset: 0)], range: range, to: output, overwrite: overwrite, progress: progress)
+    }
+
+    package static func trim(
+        _ parts: [ClipPart], range: Range<Double>, to output: String, overwrite: Bool,
+        progress: ExportProgress? = nil
+    ) throws -> ExportSummary {
         let started = ContinuousClock.now
+        guard let first = parts.first?.source else { throw ExportError.badOption("no recording to export") }
+        for part in parts.dropFirst() where part.source.format != first.format {
+            throw ExportError.badOption(
+                "\(part.source.path) was recorded with other video settings than \(first.path): export them apart")
+        }
         let file = try OutputFile(path: output, overwrite: overwrite)
-        let indices = source.sampleIndices(for: range)
-        let timescale = Int32(clamping: source.video.timescale)
+        // Where each part's share of the range lies in its own file.
+        let shares: [(part: ClipPart, range: Range<Double>)] = parts.compactMap { part in
+            let local =
+                max(range.lowerBound - part.offset, 0)..<min(range.upperBound - part.offset, part.source.duration)
+            return local.isEmpty ? nil : (part, local)
+        }
+        let timescale = Int32(clamping: first.video.timescale)
         let shown =
             MediaTime(
                 seconds: range.lowerBound, timescale: timescale)..<MediaTime(
                 seconds: range.upperBound, timescale: timescale)
-        let tracks = source.metadataTracks
+        // A kind's track in every file is one track of the clip.
+        var formats: [MetadataTrackFormat] = []
+        for share in shares {
+            for format in share.part.source.metadataTracks.compactMap(\.metadataFormat) where !formats.contains(format)
+            {
+                formats.append(format)
+            }
+        }
+        // Sound is joined when every file has the same; otherwise the clip is silent.
+        let sounds = first.soundTracks
+        let soundEntries = sounds.map(\.sampleEntry)
+        let joinsSound = shares.allSatisfy { $0.part.source.soundTracks.map(\.sampleEntry) == soundEntries }
+        let frames = shares.reduce(0) { $0 + $1.part.source.sampleIndices(for: $1.range).count }
         var groupsWritten: [String: Int] = [:]
         let bytes = try file.produce { path in
-            let sounds = source.soundTracks
             let writer = try MovieWriter(
-                path: path, video: source.format, metadataTracks: tracks.compactMap(\.metadataFormat),
-                passthroughTracks: sounds.map(ClipSource.passthroughFormat),
+                path: path, video: first.format, metadataTracks: formats,
+                passthroughTracks: joinsSound ? sounds.map(ClipSource.passthroughFormat) : [],
                 configuration: .init(
                     fragmentInterval: nil, syncEachFragment: false, presentationRange: shown,
-                    videoMatrix: source.video.matrix))
+                    videoMatrix: first.video.matrix))
             // Metadata goes in first: the writer keeps it until the video reaches it. Samples
             // are copied as they are (same key table), clipped to the range.
-            for (index, track) in tracks.enumerated() {
-                groupsWritten[String(track.id)] = try copyMetadata(
-                    track, of: source, range: range, into: writer, index: index)
-            }
-            // Audio is copied as it is; the edit list cuts it where the video starts and ends.
-            for (index, track) in sounds.enumerated() {
-                for sample in try source.passthroughSamples(of: track, during: range) {
-                    try writer.append(sample, toPassthroughTrack: index)
+            for share in shares {
+                for track in share.part.source.metadataTracks {
+                    guard let format = track.metadataFormat, let index = formats.firstIndex(of: format) else {
+                        continue
+                    }
+                    groupsWritten[String(track.id), default: 0] += try copyMetadata(
+                        track, of: share.part.source, range: share.range, into: writer, index: index,
+                        shift: share.part.offset)
+                }
+                // Audio is copied as it is; the edit list cuts it where the video starts and ends.
+                for (index, track) in share.part.source.soundTracks.enumerated() where joinsSound {
+                    for sample in try share.part.source.passthroughSamples(
+                        of: track, during: share.range, shift: -share.part.offset)
+                    {
+                        try writer.append(sample, toPassthroughTrack: index)
+                    }
                 }
             }
-            var last = ContinuousClock.now
-            for (count, index) in indices.enumerated() {
-                let sample = source.video.samples[index]
-                try writer.append(
-                    VideoAccessUnit(
-                        storedSample: try source.movie.readSample(sample),
-                        decodeTime: MediaTime(value: source.decodeTimes[index], timescale: timescale),
-                        presentationTime: MediaTime(value: source.presentationTimes[index], timescale: timescale),
-                        duration: MediaTime(value: Int64(sample.duration), timescale: timescale),
-                        isKeyFrame: sample.isSync)
-                )
-                if let progress, ContinuousClock.now - last > .milliseconds(200) {
-                    last = .now
-                    let elapsed = (ContinuousClock.now - started).milliseconds / 1000
-                    progress(Double(count + 1) / Double(indices.count), Double(count + 1) / max(elapsed, 1e-3))
+            var (last, count) = (ContinuousClock.now, 0)
+            for share in shares {
+                let source = share.part.source
+                let offset = MediaTime(seconds: share.part.offset, timescale: timescale).value
+                for index in source.sampleIndices(for: share.range) {
+                    let sample = source.video.samples[index]
+                    try writer.append(
+                        VideoAccessUnit(
+                            storedSample: try source.movie.readSample(sample),
+                            decodeTime: MediaTime(value: source.decodeTimes[index] + offset, timescale: timescale),
+                            presentationTime: MediaTime(
+                                value: source.presentationTimes[index] + offset, timescale: timescale),
+                            duration: MediaTime(value: Int64(sample.duration), timescale: timescale),
+                            isKeyFrame: sample.isSync)
+                    )
+                    count += 1
+                    if let progress, ContinuousClock.now - last > .milliseconds(200) {
+                        last = .now
+                        let elapsed = (ContinuousClock.now - started).milliseconds / 1000
+                        progress(Double(count) / Double(frames), Double(count) / max(elapsed, 1e-3))
+                    }
                 }
             }
             try writer.finish()
         }
         return ExportSummary(
-            output: output, mode: .trim, from: range.lowerBound, to: range.upperBound, frames: indices.count,
+            output: output, mode: .trim, from: range.lowerBound, to: range.upperBound, frames: frames,
             metadataGroups: groupsWritten, bytes: bytes, seconds: (ContinuousClock.now - started).milliseconds / 1000,
-            sourceIncomplete: source.isIncomplete)
+            sourceIncomplete: parts.contains { $0.source.isIncomplete })
     }
 
     /// Copies the samples of a metadata track presented during `range` into metadata track
-    /// `index` of `writer`, each clipped to the range; empty samples are left out (the
-    /// writer fills gaps with them). Returns how many were copied.
+    /// `index` of `writer`, each clipped to the range and timed `shift` seconds later (its
+    /// place in a join); empty samples are left out (the writer fills gaps with them).
+    /// Returns how many were copied.
     static func copyMetadata(
-        _ track: MovieTrack, of source: ClipSource, range: Range<Double>, into writer: MovieWriter, index: Int
+        _ track: MovieTrack, of source: ClipSource, range: Range<Double>, into writer: MovieWriter, index: Int,
+        shift: Double = 0
     )
         throws -> Int
     {
@@ -148,6 +225,7 @@ package enum ClipTrimmer {
             MediaTime(seconds: range.lowerBound, timescale: scale),
             MediaTime(seconds: range.upperBound, timescale: scale)
         )
+        let offset = MediaTime(seconds: shift, timescale: scale)
         var copied = 0
         for sample in track.samples {
             let time = track.presentationTime(of: sample)
@@ -157,7 +235,7 @@ package enum ClipTrimmer {
             guard payload != MovieWriter.emptyMetadataSample else { continue }
             let (clippedStart, clippedStop) = (max(time, start), min(stop, end))
             try writer.appendSample(
-                payload, time: clippedStart, duration: clippedStop - clippedStart, toMetadataTrack: index)
+                payload, time: clippedStart + offset, duration: clippedStop - clippedStart, toMetadataTrack: index)
             copied += 1
         }
         return copied

@@ -16,14 +16,34 @@ struct ExportCommand: ParsableCommand {
             outlines and text, the GPS position) and encoded with libx264, for any player.
             Times are seconds (12.5) or [HH:]MM:SS.mmm.
 
+            With --recordings instead of a file, the clip is a wall-clock range of one
+            source's recordings (--from-time, --to-time: UTC as 2026-11-28T00:17:12Z, or
+            seconds since 1970): the files it spans are joined without re-encoding, one after
+            another (a gap of more than 2 s between them stays a gap), every metadata track
+            continuous across the join. File starts come from their names, to the second.
+
             Examples:
               sightline export rec.mov -o visitor.mov --from 1:05 --to 1:35
               sightline export rec.mov -o visitor.mp4 --around-face 3 --padding 5s
               sightline export rec.mov -o all.mp4 --burn-in --crf 20 --json
+              sightline export --recordings rec --source-id door -o visit.mov \\
+                --from-time 2026-11-28T00:17:12Z --to-time 2026-11-28T00:18:00Z
             """)
 
-    @Argument(help: "The recording.")
-    var input: String
+    @Argument(help: "The recording (or give --recordings).")
+    var input: String?
+
+    @Option(help: "A directory of recordings: export a wall-clock range of one source's files, joined.")
+    var recordings: String?
+
+    @Option(help: "With --recordings: the source whose files to join.")
+    var sourceID = "cam1"
+
+    @Option(help: "With --recordings: the start, UTC (2026-11-28T00:17:12Z) or seconds since 1970.")
+    var fromTime: String?
+
+    @Option(help: "With --recordings: the end, UTC or seconds since 1970.")
+    var toTime: String?
 
     @Option(name: .shortAndLong, help: "The clip to write (.mov: trimmed; .mp4: boxes burned in).")
     var output: String
@@ -59,6 +79,10 @@ struct ExportCommand: ParsableCommand {
     var json = false
 
     func run() throws {
+        if let recordings { return try exportJoined(recordings) }
+        guard let input else {
+            throw ExportError.badOption("give a recording, or --recordings with --from-time and --to-time")
+        }
         if aroundFace != nil, from != nil || to != nil {
             throw ExportError.badOption("--around-face sets the range itself; leave out --from and --to")
         }
@@ -92,6 +116,11 @@ struct ExportCommand: ParsableCommand {
                 source, range: range, to: output, overwrite: overwrite, progress: progress?.report)
         }
         progress?.finish()
+        try report(summary, joined: 1)
+    }
+
+    /// The `--json` line, or one line for a person.
+    private func report(_ summary: ExportSummary, joined: Int) throws {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = .sortedKeys
@@ -100,10 +129,63 @@ struct ExportCommand: ParsableCommand {
             FileHandle.standardError.write(
                 Data(
                     String(
-                        format: "%@: %@ %.3f–%.3f s, %d frames, %.1f MB in %.2f s\n", output, summary.mode.rawValue,
-                        summary.from, summary.to, summary.frames, Double(summary.bytes) / 1e6, summary.seconds
+                        format: "%@: %@ %.3f–%.3f s%@, %d frames, %.1f MB in %.2f s\n", output, summary.mode.rawValue,
+                        summary.from, summary.to, joined > 1 ? " of \(joined) recordings joined" : "", summary.frames,
+                        Double(summary.bytes) / 1e6, summary.seconds
                     ).utf8))
         }
+    }
+
+    /// A wall-clock range of one source's recordings, joined into one `.mov`.
+    private func exportJoined(_ directory: String) throws {
+        guard input == nil, from == nil, to == nil, aroundFace == nil, !burnIn, !output.lowercased().hasSuffix(".mp4")
+        else {
+            throw ExportError.badOption(
+                "--recordings joins files into a .mov with --from-time and --to-time; give no recording, --from, --to, --around-face or --burn-in"
+            )
+        }
+        guard let fromTime, let toTime else {
+            throw ExportError.badOption("--recordings needs --from-time and --to-time")
+        }
+        let (start, end) = (
+            try Self.wallTime(fromTime, option: "--from-time"), try Self.wallTime(toTime, option: "--to-time")
+        )
+        guard end > start else { throw ExportError.emptyRange(from: start, to: end) }
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).compactMap {
+            name -> (name: String, start: Double)? in
+            guard RecordingName.sourceID(of: name) == sourceID, let start = RecordingName.startTime(of: name) else {
+                return nil
+            }
+            return (name, start)
+        }.sorted { ($0.start, $0.name) < ($1.start, $1.name) }
+        // The files that may hold part of the range: from the last one started by its start.
+        let firstIndex = names.lastIndex { $0.start <= start } ?? 0
+        let candidates = names[firstIndex...].filter { $0.start < end }
+        let sources = try candidates.map { (source: try ClipSource(path: directory + "/" + $0.name), start: $0.start) }
+        guard let origin = sources.first?.start else {
+            throw ExportError.badOption("no recording of \(sourceID) in \(directory) between \(fromTime) and \(toTime)")
+        }
+        let parts = ClipPart.joined(sources)
+        let length = parts.last.map { $0.offset + $0.source.duration } ?? 0
+        let range = max(start - origin, 0)..<min(end - origin, length)
+        guard !range.isEmpty else {
+            throw ExportError.badOption("the recordings of \(sourceID) do not reach from \(fromTime) to \(toTime)")
+        }
+        let progress = quiet ? nil : TerminalProgress(label: "export")
+        let summary = try ClipTrimmer.trim(
+            parts, range: range, to: output, overwrite: overwrite, progress: progress?.report)
+        progress?.finish()
+        try report(summary, joined: parts.count)
+    }
+
+    /// UTC as ISO 8601 (`2026-11-28T00:17:12Z`, fractions allowed) or seconds since 1970.
+    static func wallTime(_ text: String, option: String) throws -> Double {
+        if let seconds = Double(text), seconds.isFinite, (0...1e11).contains(seconds) { return seconds }
+        let formatter = ISO8601DateFormatter()
+        if let date = formatter.date(from: text) { return date.timeIntervalSince1970 }
+        formatter.formatOptions.insert(.withFractionalSeconds)
+        if let date = formatter.date(from: text) { return date.timeIntervalSince1970 }
+        throw ExportError.badOption("\(option) '\(text)' is not a UTC time such as 2026-11-28T00:17:12Z")
     }
 
     /// Seconds as `12.5`, `90s`, `MM:SS.mmm` or `HH:MM:SS.mmm`.

@@ -44,9 +44,13 @@ struct RunningConsole {
         var json: Any? { try? JSONSerialization.jsonObject(with: body) }
     }
 
+    /// A POST without a body.
+    func post(_ path: String) async throws -> Reply { try await get(path, method: "POST") }
+
     /// A GET with `headers`, not following redirects.
-    func get(_ path: String, headers: [String: String] = [:]) async throws -> Reply {
+    func get(_ path: String, headers: [String: String] = [:], method: String = "GET") async throws -> Reply {
         var request = URLRequest(url: URL(string: base + path)!)
+        request.httpMethod = method
         // Wait for the reply, not for URLSession's fixed 60 s: on a loaded 2-core machine the
         // cooperative threads that run the server's handlers and this continuation can be
         // held for minutes by other suites' long synchronous loops (a whole run under load

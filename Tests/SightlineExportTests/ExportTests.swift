@@ -85,6 +85,43 @@ import Testing
         }
     }
 
+    @Test func aClipAcrossCutsJoinsTheFilesWithTheirMetadataContinuous() throws {
+        // Three recordings of one source, 10 s each, one after another (named 10 s apart).
+        let starts = [1_795_515_300.0, 1_795_515_310, 1_795_515_320]
+        let sources = try starts.map { start in
+            let path = directory.file("cam1-\(Int(start)).mov")
+            try recording.write(to: path)
+            return (source: try ClipSource(path: path), start: start)
+        }
+        let parts = ClipPart.joined(sources)
+        #expect(parts.map(\.offset) == [0, 10, 20])
+        // 5 s to 25 s: the second half of the first, all of the second, the first half of the third.
+        let output = directory.file("joined.mov")
+        let summary = try ClipTrimmer.trim(parts, range: 5..<25, to: output, overwrite: false)
+        #expect(summary.from == 5 && summary.to == 25)
+        #expect(try IndependentReaders.decodedFrames(output) == 600)
+        let movie = try MovieReader(path: output)
+        let faceTracks = movie.tracks.filter {
+            $0.metadataFormat?.keys.contains { $0.identifier == MetadataIdentifier.detectedFace } == true
+        }
+        #expect(faceTracks.count == 1)
+        let groups = try movie.metadataGroups(track: try #require(faceTracks.first).id)
+        // Every frame's faces are its own file's, over both joins.
+        for frame in 0..<600 {
+            let time = Double(frame) / 30 + 1e-4
+            let group = groups.last { $0.time.seconds <= time }
+            let written = group.flatMap { $0.items.first?.detectedFaceRecords } ?? []
+            let expected = SampleRecording.faces(onFrame: (frame + 150) % 300)
+            #expect(written.map(\.faceID) == expected.map(\.faceID), "frame \(frame)")
+            for (face, want) in zip(written, expected) {
+                #expect(abs(face.bounds.x - want.bounds.x) < 1e-6, "frame \(frame)")
+            }
+        }
+        // A gap of more than 2 s between files stays a gap.
+        let late = [sources[0], (source: sources[1].source, start: starts[0] + 30)]
+        #expect(ClipPart.joined(late).map(\.offset) == [0, 30])
+    }
+
     /// The bundled clip with a 1 kHz tone as AAC, muxed by ffmpeg.
     func movieWithAudio() throws -> String {
         let path = directory.file("with-audio.mov")

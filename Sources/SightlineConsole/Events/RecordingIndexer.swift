@@ -42,7 +42,7 @@ package struct RecordingIndexer: Service {
         for summary in recordings where summary.error == nil && indexed[summary.name] != summary.size {
             // A file that cannot be read now (cut mid-write) is tried again at the next pass.
             guard let metadata = try? library.metadata(of: summary.name).player else { continue }
-            let camera = RecordingName.sourceID(of: summary.name) ?? (summary.name as NSString).deletingPathExtension
+            let camera = RecordingName.sourceIDOrStem(of: summary.name)
             let events = metadata.objects.map {
                 IndexedEvent($0, camera: camera, recording: summary.name, recordingStart: summary.start)
             }

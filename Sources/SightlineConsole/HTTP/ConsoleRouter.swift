@@ -12,6 +12,7 @@ struct ConsoleRouter {
     let live: LiveSources
     let library: RecordingLibrary?
     let events: EventIndex
+    let clips: ClipJobs
     let token: String?
     let logger: Logger
 
@@ -32,6 +33,7 @@ struct ConsoleRouter {
         addLive(to: router)
         addRecordings(to: router)
         addEvents(to: router)
+        addClips(to: router)
         router.get("/health") { _, _ in
             let sources = live.summaries
             return try Self.json(HealthReport(status: "ok", sources: sources.count, recordings: library != nil))
@@ -158,6 +160,80 @@ struct ConsoleRouter {
                     maximumWidth: width, around: crop ? (kind, event.objectID) : nil)
             }
             return Self.jpegResponse(jpeg)
+        }
+    }
+
+    private func addClips(to router: Router<Context>) {
+        // A clip of a recording, made while the page shows its progress.
+        router.post("/api/recordings/:name/clips") { request, context in
+            let (library, name) = try recording(context)
+            let query = request.uri.queryParameters
+            func time(_ key: String) throws -> Double {
+                guard let value = query.get(key).flatMap(Double.init), (0..<MediaTime.limitSeconds).contains(value)
+                else { throw HTTPError(.badRequest, message: "a clip needs \(key)=SECONDS, from 0 to 2^32") }
+                return value
+            }
+            let (from, to) = (try time("from"), try time("to"))
+            guard to > from else { throw HTTPError(.badRequest, message: "to must come after from") }
+            guard to - from <= ClipJobs.longest else {
+                throw HTTPError(.badRequest, message: "a clip is at most an hour")
+            }
+            let burnIn: Bool
+            switch query.get("mode") {
+            case nil, "trim": burnIn = false
+            case "burn-in": burnIn = true
+            default: throw HTTPError(.badRequest, message: "mode must be trim or burn-in")
+            }
+            let (path, metadata, summary) = try await Self.offload {
+                (try library.path(of: name), try library.metadata(of: name).player, try library.summary(of: name))
+            }
+            let download = ClipName.make(
+                recording: name, start: summary.start + from, range: from..<to, metadata: metadata,
+                extension: burnIn ? "mp4" : "mov")
+            do {
+                let status = try clips.start(
+                    recording: name, path: path, range: from..<to, burnIn: burnIn, name: download)
+                var response = try Self.json(status)
+                response.status = .accepted
+                return response
+            } catch let error as ClipRequestError {
+                throw HTTPError(.tooManyRequests, message: error.description)
+            }
+        }
+        router.get("/api/clips/:id") { _, context in
+            guard let status = clips.status(try context.parameters.require("id")) else {
+                throw HTTPError(.notFound, message: "no such clip")
+            }
+            return try Self.json(status)
+        }
+        router.get("/api/clips/:id/file") { _, context in
+            guard let (path, name) = clips.file(try context.parameters.require("id")) else {
+                throw HTTPError(.notFound, message: "no such clip, or it is not made yet")
+            }
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw HTTPError(.notFound, message: "the clip is gone") }
+            return Response(
+                status: .ok,
+                headers: [
+                    .contentType: name.hasSuffix(".mp4") ? "video/mp4" : "video/quicktime",
+                    .contentDisposition: "attachment; filename=\"\(name)\"",
+                ],
+                body: ResponseBody { writer in
+                    defer { close(descriptor) }
+                    while true {
+                        let chunk = try await NIOThreadPool.singleton.runIfActive {
+                            var bytes = [UInt8](repeating: 0, count: 1 << 20)
+                            let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                            guard count >= 0 else {
+                                throw HTTPError(.internalServerError, message: "the clip cannot be read")
+                            }
+                            return Array(bytes.prefix(count))
+                        }
+                        if chunk.isEmpty { break }
+                        try await writer.write(ByteBuffer(bytes: chunk))
+                    }
+                    try await writer.finish(nil)
+                })
         }
     }
 

@@ -181,7 +181,7 @@ package final class RecordingLibrary: Sendable {
             }
             summary.fragmented = metadata.fragmented
             summary.inProgress = metadata.fragmented && Date().timeIntervalSince1970 - stamp.modified < 30
-            summary.start = Self.startTime(fromName: name) ?? stamp.modified - metadata.duration
+            summary.start = RecordingName.startTime(of: name) ?? stamp.modified - metadata.duration
         } catch let error as RecordingError {
             if case .unreadable(_, let reason) = error { summary.error = reason } else { summary.error = "\(error)" }
         } catch {
@@ -192,19 +192,6 @@ package final class RecordingLibrary: Sendable {
             cache[path] = (stamp, summary)
         }
         return summary
-    }
-
-    /// The UTC start in a recorder's file name, `<source>-20261121T125301Z.mov`.
-    static func startTime(fromName name: String) -> Double? {
-        let stem = (name as NSString).deletingPathExtension
-        guard let range = stem.range(of: #"\d{8}T\d{6}Z"#, options: [.regularExpression, .backwards]) else {
-            return nil
-        }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-        return formatter.date(from: String(stem[range]))?.timeIntervalSince1970
     }
 }
 
