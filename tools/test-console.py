@@ -158,7 +158,7 @@ def grid_checks(work):
     a source that goes away says so, and plays again when it is back."""
     clips = {"cam1": os.path.join(ROOT, "Sources/SightlineSamples/Media/faces_640x480.mp4"),
              "cam2": os.path.join(ROOT, "Sources/SightlineSamples/Media/faces_1280x720.mp4")}
-    ports = {source: free_port() for source in clips}
+    ports = {source: free_port() for source in list(clips) + ["cam3"]}
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     processes = {}
@@ -173,6 +173,10 @@ def grid_checks(work):
         for source, collector in collectors.items():
             collector.start()
             start_source(source)
+        # A source with no video on the bus: its tile shows the JPEG frames it publishes.
+        processes["cam3"] = subprocess.Popen([
+            BIN, "run", "--source-id", "cam3", "--realtime", "--loop", "--video", "off", "--frames", "jpeg",
+            "--publish", f"tcp://127.0.0.1:{ports['cam3']}", "--log-level", "warning"])
         processes["console"] = subprocess.Popen(
             [BIN, "console", "--listen", f"127.0.0.1:{port}", "--stale-after", "3", "--log-level", "warning"]
             + [argument for p in ports.values() for argument in ("--connect", f"tcp://127.0.0.1:{p}")])
@@ -182,6 +186,10 @@ def grid_checks(work):
         for source in clips:
             wait_for(lambda: (tile_state(driver, source) or {}).get("mode") == "video", timeout=90,
                      what=f"{source}'s video in the grid")
+        wait_for(lambda: (tile_state(driver, "cam3") or {}).get("mode") == "jpeg" and driver.execute_script(
+            "const i = document.querySelector('.tile[data-source=cam3] img'); return !i.hidden && i.naturalWidth > 0"),
+            timeout=90, what="cam3's JPEG frames in the grid")
+        check("a source without video on the bus shows its JPEG frames in its tile", True)
 
         for source, collector in collectors.items():
             # Frames presented per second of media: every frame, not one in three.

@@ -301,6 +301,18 @@ import Testing
         try configuration.validate()
     }
 
+    @Test func theGridsSourcesAreChecked() async throws {
+        try await RunningConsole.with(configuration) { (console: RunningConsole) async throws in
+            for query in [
+                "", "?sources=", "?sources=a,a", "?sources=a%2Fb",
+                "?sources=" + String(repeating: "a,", count: 64) + "b",
+            ] {
+                #expect(try await console.get("/api/grid/video" + query).status == 400, "\(query)")
+                #expect(try await console.get("/api/grid/stream" + query).status == 400, "\(query)")
+            }
+        }
+    }
+
     @Test func liveFramesArriveWithTheirOwnFacesOverTheBus() async throws {
         let endpoint = try Endpoint("tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())")
         let publisher = try Publisher(endpoint: endpoint, logger: Logger(label: "console-test"))

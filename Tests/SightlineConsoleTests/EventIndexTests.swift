@@ -238,6 +238,28 @@ import Testing
         await publisher.close()
     }
 
+    /// Any query string reads as filters or is refused with one line; none traps.
+    @Test func anyParametersParseOrAreRefusedInOneLine() {
+        var random = SplitMix(seed: UInt64(ProcessInfo.processInfo.environment["SIGHTLINE_FUZZ_SEED"] ?? "") ?? 7)
+        let names = EventQuery.parameters + ["", "x", "limit ", "Name"]
+        let values = [
+            "", "0", "-0", "1e400", "nan", "inf", "-1", "1000", "1001", "true", "false", "1", "a\u{0}b", "\u{202E}",
+            String(repeating: "é", count: 201), "9999999999999999999999", "1e11", "0x10", " 5", "<b>'--",
+        ]
+        for _ in 0..<5000 {
+            let parameters = (0..<random.next(below: 5)).map { _ in
+                (names[random.next(below: names.count)], values[random.next(below: values.count)])
+            }
+            do {
+                let query = try EventQuery(parameters: parameters)
+                #expect((1...1000).contains(query.limit))
+                #expect(query.after.map { $0.isFinite && $0 >= 0 } ?? true)
+            } catch {
+                #expect(!error.description.contains("\n") && !error.description.isEmpty)
+            }
+        }
+    }
+
     @Test func theNameSearchSeeksItsIndex() throws {
         let index = try EventIndex(path: nil, logger: Logger(label: "test"))
         var query = EventQuery()

@@ -1,3 +1,4 @@
+import Foundation
 import SightlineCore
 import SightlineTesting
 import Testing
@@ -64,5 +65,49 @@ import Testing
         other.video?.codec = "hevc"
         #expect(video.add(other, payload: messages[1].1).fragment == nil)
         #expect(video.add(messages[1].0, payload: []).fragment == nil)
+    }
+
+    /// Hostile `video` messages (anything the bus's limits let through: garbage bytes, cut
+    /// and spliced access units, times that jump, sizes that change) never stop the console:
+    /// every one is muxed or refused, and every fragment written is a whole `moof`/`mdat`.
+    @Test func hostileVideoMessagesAreMuxedOrRefused() throws {
+        var random = SplitMix(seed: UInt64(ProcessInfo.processInfo.environment["SIGHTLINE_FUZZ_SEED"] ?? "") ?? 42)
+        var video = LiveVideo()
+        var fragments = 0
+        for round in 0..<4000 {
+            var (message, payload) = messages[random.next(below: messages.count)]
+            switch random.next(below: 6) {
+            case 0: payload = (0..<random.next(below: 200)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            case 1: payload = Array(payload.prefix(random.next(below: payload.count + 1)))
+            case 2:
+                for _ in 0..<8 where !payload.isEmpty {
+                    payload[random.next(below: payload.count)] = UInt8(truncatingIfNeeded: random.next())
+                }
+            case 3:
+                let seconds = Double(Int64(truncatingIfNeeded: random.next()) % (1 << 32))
+                let scale = Int32(1 + random.next(below: 1_000_000))
+                message.time = MediaTime(seconds: seconds, timescale: scale)
+                message.video?.decodeTime = MediaTime(
+                    seconds: seconds - Double(random.next(below: 3)), timescale: scale)
+            case 4:
+                message.video?.width = random.next(below: 20_000)
+                message.video?.height = random.next(below: 20_000)
+                message.video?.keyFrame.toggle()
+            default: break
+            }
+            let added = video.add(message, payload: payload)
+            guard let fragment = added.fragment else { continue }
+            fragments += 1
+            // moof then mdat, their sizes adding up to the fragment's.
+            let moof = Int(fragment[0]) << 24 | Int(fragment[1]) << 16 | Int(fragment[2]) << 8 | Int(fragment[3])
+            #expect(Array(fragment[4..<8]) == Array("moof".utf8), "round \(round)")
+            #expect(moof + 8 <= fragment.count && Array(fragment[(moof + 4)..<(moof + 8)]) == Array("mdat".utf8))
+        }
+        #expect(fragments > 20)
+    }
+
+    @Test func theGridFramesEachSourcesBytes() {
+        #expect(LiveGrid.framed("cam7", [9, 8, 7]) == [0, 0, 0, 8, 4] + Array("cam7".utf8) + [9, 8, 7])
+        #expect(LiveGrid.framed("a", []) == [0, 0, 0, 2, 1, 0x61])
     }
 }

@@ -74,13 +74,15 @@ struct ConsoleRouter {
         // The source's own H.264 as fragmented MP4, for Media Source Extensions: one long
         // response, a fragment per frame as it comes.
         router.get("/api/sources/:source/video") { _, context in
-            let fragments = live.video(of: try Self.source(context))
-            return Response(
-                status: .ok, headers: [.contentType: "video/mp4", .cacheControl: "no-store"],
-                body: ResponseBody { writer in
-                    for await fragment in fragments { try await writer.write(ByteBuffer(bytes: fragment)) }
-                    try await writer.finish(nil)
-                })
+            Self.stream(live.video(of: try Self.source(context)), type: "video/mp4")
+        }
+        // The grid's: every tile's video, and every tile's objects and frames, each over one
+        // connection (`LiveGrid`).
+        router.get("/api/grid/video") { request, _ in
+            Self.stream(try Self.grid(request, live).video(), type: "application/octet-stream")
+        }
+        router.get("/api/grid/stream") { request, _ in
+            Self.events(try Self.grid(request, live).messages()) { $0.name }
         }
     }
 
@@ -262,6 +264,25 @@ struct ConsoleRouter {
             body: .init(byteBuffer: ByteBuffer(bytes: jpeg)))
     }
 
+    /// The grid of `?sources=a,b,c`: 1 to 64 source IDs.
+    private static func grid(_ request: Request, _ live: LiveSources) throws -> LiveGrid {
+        let sources = (request.uri.queryParameters.get("sources") ?? "").split(separator: ",").map(String.init)
+        guard (1...64).contains(sources.count), sources.allSatisfy(SourceID.isValid),
+            Set(sources).count == sources.count
+        else { throw HTTPError(.badRequest, message: "sources must be 1 to 64 different source IDs, comma-separated") }
+        return LiveGrid(live: live, sources: sources)
+    }
+
+    /// Bytes as they come, in one long response.
+    private static func stream(_ chunks: AsyncStream<[UInt8]>, type: String) -> Response {
+        Response(
+            status: .ok, headers: [.contentType: type, .cacheControl: "no-store"],
+            body: ResponseBody { writer in
+                for await chunk in chunks { try await writer.write(ByteBuffer(bytes: chunk)) }
+                try await writer.finish(nil)
+            })
+    }
+
     /// A source ID from the path, checked as the bus checks it.
     private static func source(_ context: Context) throws -> String {
         let source = try context.parameters.require("source")
@@ -306,6 +327,13 @@ struct ConsoleRouter {
     /// A server-sent event stream: one `event: NAME` with a JSON `data:` line per element,
     /// until the stream or the client ends.
     static func events<Element: Encodable & Sendable>(_ stream: AsyncStream<Element>, name: String) -> Response {
+        events(stream) { _ in name }
+    }
+
+    /// The same, each event named by what it is.
+    static func events<Element: Encodable & Sendable>(
+        _ stream: AsyncStream<Element>, named name: @escaping @Sendable (Element) -> String
+    ) -> Response {
         Response(
             status: .ok,
             headers: [.contentType: "text/event-stream", .cacheControl: "no-store"],
@@ -313,7 +341,7 @@ struct ConsoleRouter {
                 let encoder = JSONEncoder()
                 try await writer.write(ByteBuffer(string: ": sightline\n\n"))
                 for await element in stream {
-                    var buffer = ByteBuffer(string: "event: \(name)\ndata: ")
+                    var buffer = ByteBuffer(string: "event: \(name(element))\ndata: ")
                     buffer.writeBytes(try encoder.encode(element))
                     buffer.writeString("\n\n")
                     try await writer.write(buffer)

@@ -70,6 +70,9 @@ package final class LiveSources: Service, Sendable {
         self.onEvent = onEvent
     }
 
+    /// The console is stopping: streams asked for now end at once.
+    package var isFinished: Bool { state.withLock { $0.finished } }
+
     /// Every source seen, by ID.
     package var summaries: [LiveSourceSummary] {
         state.withLock { $0.sources.values.map(\.summary) }.sorted { $0.id < $1.id }

@@ -36,101 +36,88 @@ class LiveTile {
     this.lags = [];        // ms from a frame's arrival to its objects' arrival
     this.delays = [];      // capture-to-paint, ms, newest last (read by the tests)
     this.playing = false;
-    this.connectObjects();
-    this.connectFrames();
-    this.connectVideo();
+    this.restart();
+    // One callback chain for the tile's life: each presented frame asks for the next.
+    this.video.requestVideoFrameCallback((now, frame) => this.presented(now, frame));
   }
 
   key(message) { return `${message.kind}/${message.detector || ""}`; }
 
-  connectObjects() {
-    const events = new EventSource(`/api/sources/${encodeURIComponent(this.source)}/objects`);
-    events.addEventListener("objects", (event) => {
-      const message = JSON.parse(event.data);
-      const at = message.time.toFixed(6);
-      if (message.kind === "video") {
-        this.clock.set(at, message.wallTimeNs);
-        this.clockArrived.set(at, performance.now());
-        if (this.clock.size > 900) {
-          const oldest = this.clock.keys().next().value;
-          this.clock.delete(oldest);
-          this.clockArrived.delete(oldest);
-        }
-        return;
+  // One detector's message, or a video frame's times (kind "video").
+  objects(message) {
+    const at = message.time.toFixed(6);
+    if (message.kind === "video") {
+      this.clock.set(at, message.wallTimeNs);
+      this.clockArrived.set(at, performance.now());
+      if (this.clock.size > 900) {
+        const oldest = this.clock.keys().next().value;
+        this.clock.delete(oldest);
+        this.clockArrived.delete(oldest);
       }
-      const arrivedFrame = this.clockArrived.get(at);
-      if (arrivedFrame !== undefined) {
-        this.lags.push(performance.now() - arrivedFrame);
-        if (this.lags.length > 32) this.lags.shift();
-      }
-      const list = this.groups.get(this.key(message)) || [];
-      // A source that started again counts from its start.
-      if (list.length && message.time < list[list.length - 1].time) list.length = 0;
-      list.push({ time: message.time, kind: message.kind, objects: message.objects });
-      while (list.length > 600) list.shift();
-      this.groups.set(this.key(message), list);
-    });
+      return;
+    }
+    const arrivedFrame = this.clockArrived.get(at);
+    if (arrivedFrame !== undefined) {
+      this.lags.push(performance.now() - arrivedFrame);
+      if (this.lags.length > 32) this.lags.shift();
+    }
+    const list = this.groups.get(this.key(message)) || [];
+    // A source that started again counts from its start.
+    if (list.length && message.time < list[list.length - 1].time) list.length = 0;
+    list.push({ time: message.time, kind: message.kind, objects: message.objects });
+    while (list.length > 600) list.shift();
+    this.groups.set(this.key(message), list);
   }
 
   // Until the video plays: the JPEG frames a source publishes with --frames jpeg.
-  connectFrames() {
-    this.frames = new EventSource(`/api/sources/${encodeURIComponent(this.source)}/live`);
-    this.frames.addEventListener("frame", (event) => {
-      if (this.playing) return;
-      const frame = JSON.parse(event.data);
-      this.image.src = "data:image/jpeg;base64," + frame.jpeg;
-      this.image.hidden = false;
-      this.video.hidden = true;
-      const groups = sightline.kinds.filter((kind) => frame[kind.name]).map((kind) =>
-        ({ kind, objects: frame[kind.name].objects, held: frame[kind.name].held }));
-      sightline.drawObjects(this.overlay, frame.width, frame.height, groups);
-      this.element.dataset.mode = "jpeg";
-      this.info.textContent = `JPEG frames · t = ${frame.time.toFixed(3)} s`;
-    });
+  frame(frame) {
+    if (this.playing) return;
+    this.image.src = "data:image/jpeg;base64," + frame.jpeg;
+    this.image.hidden = false;
+    this.video.hidden = true;
+    const groups = sightline.kinds.filter((kind) => frame[kind.name]).map((kind) =>
+      ({ kind, objects: frame[kind.name].objects, held: frame[kind.name].held }));
+    sightline.drawObjects(this.overlay, frame.width, frame.height, groups);
+    this.element.dataset.mode = "jpeg";
+    this.info.textContent = `JPEG frames · t = ${frame.time.toFixed(3)} s`;
   }
 
-  async connectVideo() {
-    try {
-      const response = await fetch(`/api/sources/${encodeURIComponent(this.source)}/video`, { credentials: "same-origin" });
-      if (!response.ok) throw new Error(`${response.status}`);
-      const media = new MediaSource();
-      this.video.src = URL.createObjectURL(media);
-      await new Promise((resolve) => media.addEventListener("sourceopen", resolve, { once: true }));
-      const reader = response.body.getReader();
-      let head = [], buffer = null;
-      const queue = [];
-      const pump = () => {
-        if (!buffer || buffer.updating || media.readyState !== "open") return;
-        const v = this.video;
-        this.skipGap();
-        if (queue.length) {
-          buffer.appendBuffer(joined(queue.splice(0)));
-        } else if (v.buffered.length && v.currentTime - v.buffered.start(0) > 30) {
-          buffer.remove(0, v.currentTime - 10);  // keep memory flat
-        }
-      };
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        if (!buffer) {
-          head.push(value);
-          const codec = avcCodec(joined(head));
-          if (!codec) continue;
-          buffer = media.addSourceBuffer(`video/mp4; codecs="${codec}"`);
-          buffer.mode = "segments";
-          buffer.addEventListener("updateend", () => { this.start(); pump(); });
-          queue.push(joined(head));
-          this.element.dataset.codec = codec;
-        } else {
-          queue.push(value);
-        }
-        pump();
-      }
-    } catch (error) {
-      this.element.dataset.videoError = String(error.message || error);
+  // A new stream: a new MediaSource, fed from its initialization segment on.
+  restart() {
+    this.head = [];
+    this.queue = [];
+    this.buffer = null;
+    this.media = new MediaSource();
+    this.video.src = URL.createObjectURL(this.media);
+  }
+
+  // Bytes of the source's stream; empty when the stream ended (a new one follows).
+  videoBytes(bytes) {
+    if (!bytes.length) return this.restart();
+    if (!this.buffer) {
+      this.head.push(bytes);
+      const codec = avcCodec(joined(this.head));
+      if (!codec || this.media.readyState !== "open") return;
+      this.buffer = this.media.addSourceBuffer(`video/mp4; codecs="${codec}"`);
+      this.buffer.mode = "segments";
+      this.buffer.addEventListener("updateend", () => { this.start(); this.pump(); });
+      this.queue.push(joined(this.head));
+      this.element.dataset.codec = codec;
+    } else {
+      this.queue.push(bytes);
     }
-    // The stream ended (the source started a new one, or went away): join again.
-    setTimeout(() => this.connectVideo(), 1000);
+    this.pump();
+  }
+
+  pump() {
+    const buffer = this.buffer, v = this.video;
+    if (!buffer || buffer.updating || this.media.readyState !== "open") return;
+    this.skipGap();
+    if (this.queue.length) {
+      buffer.appendBuffer(joined(this.queue.splice(0)));
+    } else if (v.buffered.length && v.currentTime - v.buffered.start(0) > 30) {
+      buffer.remove(0, v.currentTime - 10);  // keep memory flat
+    }
   }
 
   // Frames the source did not send (it stopped for a while) leave a gap in what is
@@ -158,7 +145,6 @@ class LiveTile {
     this.started = v.src;
     v.currentTime = Math.max(v.buffered.start(0), v.buffered.end(v.buffered.length - 1) - this.target);
     v.play().catch(() => {});
-    v.requestVideoFrameCallback((now, frame) => this.presented(now, frame));
   }
 
   // Each frame the browser presents: the objects of its media time, drawn for it.
@@ -167,7 +153,6 @@ class LiveTile {
     v.requestVideoFrameCallback((next, meta) => this.presented(next, meta));
     if (!this.playing) {
       this.playing = true;
-      this.frames.close();
       this.image.hidden = true;
       this.video.hidden = false;
       this.element.dataset.mode = "video";
@@ -213,4 +198,61 @@ class LiveTile {
   }
 }
 
+// The grid's two connections, for every tile at once (a browser opens at most six to a
+// host): one for every source's video, framed by source, and one for every source's
+// objects and JPEG frames. Opened again when the sources change, or when one ends.
+class LiveGrid {
+  constructor(tiles) {
+    this.tiles = tiles;
+    this.sources = "";
+    this.generation = 0;
+  }
+
+  watch(ids) {
+    const list = [...ids].sort().join(",");
+    if (!list || list === this.sources) return;
+    this.sources = list;
+    const generation = ++this.generation;
+    for (const tile of this.tiles.values()) tile.restart();
+    if (this.messages) this.messages.close();
+    this.messages = new EventSource(`/api/grid/stream?sources=${encodeURIComponent(list)}`);
+    this.messages.addEventListener("objects", (event) => {
+      const message = JSON.parse(event.data);
+      this.tiles.get(message.source)?.objects(message);
+    });
+    this.messages.addEventListener("frame", (event) => {
+      const frame = JSON.parse(event.data);
+      this.tiles.get(frame.source)?.frame(frame);
+    });
+    this.readVideo(list, generation);
+  }
+
+  async readVideo(list, generation) {
+    try {
+      const response = await fetch(`/api/grid/video?sources=${encodeURIComponent(list)}`, { credentials: "same-origin" });
+      const reader = response.body.getReader();
+      let pending = new Uint8Array(0);
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done || generation !== this.generation) break;
+        pending = joined([pending, value]);
+        // [length: u32][id length: u8][id][bytes], length counting what follows it.
+        while (pending.length >= 5) {
+          const length = new DataView(pending.buffer, pending.byteOffset).getUint32(0);
+          if (pending.length < 4 + length) break;
+          const idLength = pending[4];
+          const id = new TextDecoder().decode(pending.subarray(5, 5 + idLength));
+          this.tiles.get(id)?.videoBytes(pending.slice(5 + idLength, 4 + length));
+          pending = pending.slice(4 + length);
+        }
+      }
+    } catch (_) { /* the console went away: try again below */ }
+    if (generation !== this.generation) return;
+    // The page fell behind, or the console restarted: every tile starts again.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    if (generation === this.generation) { this.sources = ""; this.watch(list.split(",")); }
+  }
+}
+
 sightline.LiveTile = LiveTile;
+sightline.LiveGrid = LiveGrid;
