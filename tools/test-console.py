@@ -330,6 +330,34 @@ def history_checks(work):
             what="playing on into the next file")
         check("playing runs on into the next file", True)
         driver.execute_script("document.getElementById('video').pause()")
+
+        # A clip across the cut, marked on the page: the two files' seconds joined, each
+        # with its own faces.
+        shown_at(first, first["duration"] - 1.0)
+        driver.find_element("id", "clipHereFrom").click()
+        shown_at(second, 1.0)
+        driver.find_element("id", "clipHereTo").click()
+        driver.find_element("id", "clipMake").click()
+        link = wait_for(lambda: driver.execute_script(
+            "const a = document.getElementById('clipLink'); return a && [a.getAttribute('href'), a.textContent]"),
+            timeout=180, what="the clip across the cut")
+        status, headers, body = http(base + link[0])
+        clip = os.path.join(work, link[1])
+        with open(clip, "wb") as f:
+            f.write(body)
+        probe = json.loads(subprocess.check_output(
+            ["ffprobe", "-v", "error", "-show_entries", "stream=codec_tag_string:format=duration", "-of", "json", clip]))
+        duration = float(probe["format"]["duration"])
+        check(f"the clip across the cut is both files' seconds ({duration:.3f} s), named for its camera and time",
+              status == 200 and abs(duration - 2.0) < 0.1 and re.fullmatch(r"cam1-\d{8}T\d{6}Z.*\.mov", link[1])
+              and {"avc1", "mebx"} <= {s["codec_tag_string"] for s in probe["streams"]}, f"{link} {probe}")
+        joined = inspect_faces(clip)
+        ids = lambda groups, t: [f[0] for f in faces_at(groups, t)]
+        before_cut = ids(inspect_faces(os.path.join(recordings, first["name"])), first["duration"] - 0.5)
+        after_cut = ids(inspect_faces(os.path.join(recordings, second["name"])), 0.5)
+        check("its faces are each file's own on either side of the join",
+              ids(joined, 0.5) == before_cut and ids(joined, 1.5) == after_cut,
+              f"{ids(joined, 0.5)} vs {before_cut}, {ids(joined, 1.5)} vs {after_cut}")
         shots = os.path.join(os.environ.get("SIGHTLINE_TEST_OUTPUT") or work, "console-screenshots")
         os.makedirs(shots, exist_ok=True)
         for width in (1280, 390):

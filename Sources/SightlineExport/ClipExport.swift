@@ -97,6 +97,17 @@ package struct ClipPart {
         }
         return parts
     }
+
+    /// Where wall-clock `time` falls on the joined timeline of `parts`, whose files start at
+    /// `starts` (their names' times): in the file that holds it, at the same distance from
+    /// that file's start as a player of that file shows it.
+    package static func joinedTime(of time: Double, in parts: [ClipPart], starts: [Double]) -> Double {
+        for (part, start) in zip(parts, starts) where time < start + part.source.duration {
+            return part.offset + max(time - start, 0)
+        }
+        guard let last = parts.last else { return 0 }
+        return last.offset + last.source.duration
+    }
 }
 
 /// Trims a recording without re-encoding: the H.264 samples from the key frame at or before

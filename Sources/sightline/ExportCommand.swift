@@ -162,12 +162,15 @@ struct ExportCommand: ParsableCommand {
         let firstIndex = names.lastIndex { $0.start <= start } ?? 0
         let candidates = names[firstIndex...].filter { $0.start < end }
         let sources = try candidates.map { (source: try ClipSource(path: directory + "/" + $0.name), start: $0.start) }
-        guard let origin = sources.first?.start else {
+        guard !sources.isEmpty else {
             throw ExportError.badOption("no recording of \(sourceID) in \(directory) between \(fromTime) and \(toTime)")
         }
         let parts = ClipPart.joined(sources)
-        let length = parts.last.map { $0.offset + $0.source.duration } ?? 0
-        let range = max(start - origin, 0)..<min(end - origin, length)
+        let starts = sources.map(\.start)
+        let range =
+            ClipPart.joinedTime(
+                of: start, in: parts, starts: starts)..<ClipPart.joinedTime(
+                of: end, in: parts, starts: starts)
         guard !range.isEmpty else {
             throw ExportError.badOption("the recordings of \(sourceID) do not reach from \(fromTime) to \(toTime)")
         }

@@ -46,14 +46,12 @@ package final class ClipJobs: Sendable {
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
 
-    /// Starts a clip of `range` (seconds of the recording) of `recording` at `path`; throws
-    /// `ClipRequestError` when the request cannot be met now.
+    /// Starts making a clip: `make` writes it to the path it is given, reporting progress;
+    /// throws `ClipRequestError` when the request cannot be met now.
     package func start(
-        recording: String, path: String, range: Range<Double>, burnIn: Bool, name: String
+        name: String, burnIn: Bool,
+        make: @escaping @Sendable (_ output: String, _ progress: @escaping ExportProgress) throws -> ExportSummary
     ) throws -> Status {
-        guard range.upperBound - range.lowerBound <= Self.longest else {
-            throw ClipRequestError("a clip is at most an hour")
-        }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let id = UUID().uuidString.lowercased()
         let output = "\(directory)/\(id).\(burnIn ? "mp4" : "mov")"
@@ -83,26 +81,19 @@ package final class ClipJobs: Sendable {
         }
         NIOThreadPool.singleton.submit { [self] _ in
             do {
-                let source = try ClipSource(path: path)
-                let clipped = try source.checkedRange(
-                    from: range.lowerBound, to: min(range.upperBound, source.duration))
-                let summary =
-                    burnIn
-                    ? try BurnIn.export(
-                        source, range: clipped, to: output, overwrite: true, options: .init(), progress: progress)
-                    : try ClipTrimmer.trim(source, range: clipped, to: output, overwrite: true, progress: progress)
+                let summary = try make(output, progress)
                 jobs.withLock { jobs in
                     jobs[id]?.status.state = .done
                     jobs[id]?.status.fraction = 1
                     jobs[id]?.status.bytes = summary.bytes
                 }
-                logger.info("clip made", metadata: ["recording": "\(recording)", "clip": "\(name)"])
+                logger.info("clip made", metadata: ["clip": "\(name)"])
             } catch {
                 jobs.withLock { jobs in
                     jobs[id]?.status.state = .failed
                     jobs[id]?.status.error = "\(error)"
                 }
-                logger.warning("a clip could not be made: \(error)", metadata: ["recording": "\(recording)"])
+                logger.warning("a clip could not be made: \(error)", metadata: ["clip": "\(name)"])
             }
         }
         return status

@@ -5,19 +5,13 @@ import SightlineCore
 /// `door-20261128T001712Z-Ada_Lovelace+Obama.mov`; only letters, digits, `.`, `_`, `-` and
 /// `+`, so no browser or shell reads more into it.
 enum ClipName {
-    static func make(
-        recording: String, start: Double, range: Range<Double>, metadata: PlayerMetadata, extension: String
-    ) -> String {
-        let camera = RecordingName.sourceIDOrStem(of: recording)
+    static func make(camera: String, start: Double, people: [String], extension: String) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-        let people = Set(
-            metadata.objects.filter { $0.kind == "face" && $0.start < range.upperBound && $0.end > range.lowerBound }
-                .compactMap(\.text)
-        ).sorted()
-        let parts = [camera, formatter.string(from: Date(timeIntervalSince1970: start))] + people.prefix(4)
+        let parts =
+            [camera, formatter.string(from: Date(timeIntervalSince1970: start))] + Set(people).sorted().prefix(4)
         return parts.map(safe).joined(separator: "-") + "." + `extension`
     }
 

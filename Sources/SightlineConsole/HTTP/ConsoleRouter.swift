@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import NIOPosix
 import SightlineCore
+import SightlineExport
 import SightlineMovie
 
 /// The console's routes: pages, live streams (server-sent events), recordings and the API
@@ -165,80 +166,6 @@ struct ConsoleRouter {
         }
     }
 
-    private func addClips(to router: Router<Context>) {
-        // A clip of a recording, made while the page shows its progress.
-        router.post("/api/recordings/:name/clips") { request, context in
-            let (library, name) = try recording(context)
-            let query = request.uri.queryParameters
-            func time(_ key: String) throws -> Double {
-                guard let value = query.get(key).flatMap(Double.init), (0..<MediaTime.limitSeconds).contains(value)
-                else { throw HTTPError(.badRequest, message: "a clip needs \(key)=SECONDS, from 0 to 2^32") }
-                return value
-            }
-            let (from, to) = (try time("from"), try time("to"))
-            guard to > from else { throw HTTPError(.badRequest, message: "to must come after from") }
-            guard to - from <= ClipJobs.longest else {
-                throw HTTPError(.badRequest, message: "a clip is at most an hour")
-            }
-            let burnIn: Bool
-            switch query.get("mode") {
-            case nil, "trim": burnIn = false
-            case "burn-in": burnIn = true
-            default: throw HTTPError(.badRequest, message: "mode must be trim or burn-in")
-            }
-            let (path, metadata, summary) = try await Self.offload {
-                (try library.path(of: name), try library.metadata(of: name).player, try library.summary(of: name))
-            }
-            let download = ClipName.make(
-                recording: name, start: summary.start + from, range: from..<to, metadata: metadata,
-                extension: burnIn ? "mp4" : "mov")
-            do {
-                let status = try clips.start(
-                    recording: name, path: path, range: from..<to, burnIn: burnIn, name: download)
-                var response = try Self.json(status)
-                response.status = .accepted
-                return response
-            } catch let error as ClipRequestError {
-                throw HTTPError(.tooManyRequests, message: error.description)
-            }
-        }
-        router.get("/api/clips/:id") { _, context in
-            guard let status = clips.status(try context.parameters.require("id")) else {
-                throw HTTPError(.notFound, message: "no such clip")
-            }
-            return try Self.json(status)
-        }
-        router.get("/api/clips/:id/file") { _, context in
-            guard let (path, name) = clips.file(try context.parameters.require("id")) else {
-                throw HTTPError(.notFound, message: "no such clip, or it is not made yet")
-            }
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw HTTPError(.notFound, message: "the clip is gone") }
-            return Response(
-                status: .ok,
-                headers: [
-                    .contentType: name.hasSuffix(".mp4") ? "video/mp4" : "video/quicktime",
-                    .contentDisposition: "attachment; filename=\"\(name)\"",
-                ],
-                body: ResponseBody { writer in
-                    defer { close(descriptor) }
-                    while true {
-                        let chunk = try await NIOThreadPool.singleton.runIfActive {
-                            var bytes = [UInt8](repeating: 0, count: 1 << 20)
-                            let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-                            guard count >= 0 else {
-                                throw HTTPError(.internalServerError, message: "the clip cannot be read")
-                            }
-                            return Array(bytes.prefix(count))
-                        }
-                        if chunk.isEmpty { break }
-                        try await writer.write(ByteBuffer(bytes: chunk))
-                    }
-                    try await writer.finish(nil)
-                })
-        }
-    }
-
     /// The filters of an events or history request, each checked.
     private static func eventQuery(_ request: Request) throws -> EventQuery {
         do {
@@ -293,7 +220,7 @@ struct ConsoleRouter {
     }
 
     /// The library and the decoded, checked recording name of a request.
-    private func recording(_ context: Context) throws -> (RecordingLibrary, String) {
+    func recording(_ context: Context) throws -> (RecordingLibrary, String) {
         guard let library else { throw HTTPError(.notFound, message: "this console serves no recordings") }
         let raw = try context.parameters.require("name")
         guard let name = raw.removingPercentEncoding, RecordingLibrary.isPlainName(name) else {

@@ -110,6 +110,31 @@ sightline.activeGroup = function (groups, seconds) {
   return group.v === undefined ? null : group.v;
 };
 
+// Asks the console for a clip (POST `url`), shows its progress while it is made, then
+// offers it for download under its name (docs/console.md, "Clips").
+sightline.makeClip = async function (url, progress, state) {
+  state.textContent = "Making the clip…";
+  try {
+    const response = await fetch(url, { method: "POST", credentials: "same-origin" });
+    let status = await response.json();
+    if (!response.ok) throw new Error(status.error?.message || response.statusText);
+    progress.hidden = false;
+    while (status.state === "making") {
+      progress.value = status.fraction;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      status = await sightline.json(`/api/clips/${status.id}`);
+    }
+    progress.hidden = true;
+    if (status.state === "failed") throw new Error(status.error);
+    state.innerHTML = `<a id="clipLink" download="${sightline.escape(status.name)}" href="/api/clips/${status.id}/file">` +
+      `${sightline.escape(status.name)}</a> (${sightline.bytes(status.bytes)})`;
+    document.getElementById("clipLink").click();
+  } catch (error) {
+    progress.hidden = true;
+    state.textContent = `The clip could not be made: ${error.message}`;
+  }
+};
+
 sightline.header = function (title) {
   document.title = `${title} · Sightline`;
   const header = document.createElement("header");
