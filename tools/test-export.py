@@ -103,6 +103,28 @@ def main():
             ok &= not green(pixel((left + right) // 2, (top + bottom) // 2))
         check("burn-in: the boxes are drawn where the faces are", ok, str(faces))
         check("the source is untouched", open(source, "rb").read() == source_bytes)
+
+        # Across cuts: the recording as three files of one source, 10 s apart; 5 s to 25 s
+        # joined, each file's faces in its place.
+        segments = os.path.join(work, "segments")
+        os.makedirs(segments)
+        for n in range(3):
+            shutil.copy(source, os.path.join(segments, f"door-20261128T0000{n}0Z.mov"))
+        duration = float(subprocess.check_output(
+            ["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", source], text=True))
+        joined = os.path.join(work, "joined.mov")
+        summary = json.loads(subprocess.check_output(
+            [BIN, "export", "--recordings", segments, "--source-id", "door", "-o", joined, "--json",
+             "--from-time", "2026-11-28T00:00:05Z", "--to-time", "2026-11-28T00:00:25Z"], text=True))
+        times = frame_times(joined)
+        # Each file follows the one before: 00:00:25 is 5 s into the third, 2 files' length after 00:00:05.
+        check("join: ffprobe sees the range's frames from 0, and every frame decodes",
+              decodes(joined) and abs(len(times) / 30 - 2 * duration) < 0.05 and abs(times[0]) < 1e-3,
+              f"{len(times)} frames, {summary}")
+        joined_groups = inspect_faces(joined)
+        wrong = [t for t in (1.0, 4.0, 6.0, 9.0, 12.0, 15.0)
+                 if [f[0] for f in faces_at(joined_groups, t)] != [f[0] for f in faces_at(groups, (t + 5) % duration)]]
+        check("join: each moment has its own file's faces, across both cuts", not wrong, str(wrong))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return check.summary()
