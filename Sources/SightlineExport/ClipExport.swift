@@ -132,64 +132,101 @@ package enum ClipTrimmer {
         progress: ExportProgress? = nil
     ) throws -> ExportSummary {
         let started = ContinuousClock.now
-        guard let first = parts.first?.source else { throw ExportError.badOption("no recording to export") }
-        for part in parts.dropFirst() where part.source.format != first.format {
-            throw ExportError.badOption(
-                "\(part.source.path) was recorded with other video settings than \(first.path): export them apart")
-        }
+        let join = try Join(parts, range: range)
         let file = try OutputFile(path: output, overwrite: overwrite)
-        // Where each part's share of the range lies in its own file.
-        let shares: [(part: ClipPart, range: Range<Double>)] = parts.compactMap { part in
-            let local =
-                max(range.lowerBound - part.offset, 0)..<min(range.upperBound - part.offset, part.source.duration)
-            return local.isEmpty ? nil : (part, local)
-        }
-        let timescale = Int32(clamping: first.video.timescale)
-        let shown =
-            MediaTime(
-                seconds: range.lowerBound, timescale: timescale)..<MediaTime(
-                seconds: range.upperBound, timescale: timescale)
-        // A kind's track in every file is one track of the clip.
-        var formats: [MetadataTrackFormat] = []
-        for share in shares {
-            for format in share.part.source.metadataTracks.compactMap(\.metadataFormat) where !formats.contains(format)
-            {
-                formats.append(format)
-            }
-        }
-        // Sound is joined when every file has the same; otherwise the clip is silent.
-        let sounds = first.soundTracks
-        let soundEntries = sounds.map(\.sampleEntry)
-        let joinsSound = shares.allSatisfy { $0.part.source.soundTracks.map(\.sampleEntry) == soundEntries }
-        let frames = shares.reduce(0) { $0 + $1.part.source.sampleIndices(for: $1.range).count }
         var groupsWritten: [String: Int] = [:]
         let bytes = try file.produce { path in
+            let first = join.first
+            let timescale = Int32(clamping: first.video.timescale)
             let writer = try MovieWriter(
-                path: path, video: first.format, metadataTracks: formats,
-                passthroughTracks: joinsSound ? sounds.map(ClipSource.passthroughFormat) : [],
+                path: path, video: first.format, metadataTracks: join.formats,
+                passthroughTracks: join.joinsSound ? first.soundTracks.map(ClipSource.passthroughFormat) : [],
                 configuration: .init(
-                    fragmentInterval: nil, syncEachFragment: false, presentationRange: shown,
+                    fragmentInterval: nil, syncEachFragment: false,
+                    presentationRange: MediaTime(
+                        seconds: range.lowerBound, timescale: timescale)..<MediaTime(
+                            seconds: range.upperBound, timescale: timescale),
                     videoMatrix: first.video.matrix))
-            // Metadata goes in first: the writer keeps it until the video reaches it. Samples
-            // are copied as they are (same key table), clipped to the range.
+            // Metadata goes in first: the writer keeps it until the video reaches it.
+            groupsWritten = try join.copyMetadataAndSound(into: writer)
+            try join.copyVideo(into: writer) { count in
+                guard let progress else { return }
+                let elapsed = (ContinuousClock.now - started).milliseconds / 1000
+                progress(Double(count) / Double(join.frames), Double(count) / max(elapsed, 1e-3))
+            }
+            try writer.finish()
+        }
+        return ExportSummary(
+            output: output, mode: .trim, from: range.lowerBound, to: range.upperBound, frames: join.frames,
+            metadataGroups: groupsWritten, bytes: bytes, seconds: (ContinuousClock.now - started).milliseconds / 1000,
+            sourceIncomplete: parts.contains { $0.source.isIncomplete })
+    }
+
+    /// What a trim copies from each of its recordings.
+    private struct Join {
+        let first: ClipSource
+        /// Where each part's share of the range lies in its own file.
+        let shares: [(part: ClipPart, range: Range<Double>)]
+        /// A kind's track in every file is one track of the clip.
+        let formats: [MetadataTrackFormat]
+        /// Sound is joined when every file has the same; otherwise the clip is silent.
+        let joinsSound: Bool
+        let frames: Int
+
+        init(_ parts: [ClipPart], range: Range<Double>) throws {
+            guard let first = parts.first?.source else { throw ExportError.badOption("no recording to export") }
+            for part in parts.dropFirst() where part.source.format != first.format {
+                throw ExportError.badOption(
+                    "\(part.source.path) was recorded with other video settings than \(first.path): export them apart")
+            }
+            self.first = first
+            shares = parts.compactMap { part in
+                let local =
+                    max(range.lowerBound - part.offset, 0)..<min(range.upperBound - part.offset, part.source.duration)
+                return local.isEmpty ? nil : (part, local)
+            }
+            var formats: [MetadataTrackFormat] = []
             for share in shares {
-                for track in share.part.source.metadataTracks {
+                for format in share.part.source.metadataTracks.compactMap(\.metadataFormat)
+                where !formats.contains(format) {
+                    formats.append(format)
+                }
+            }
+            self.formats = formats
+            let soundEntries = first.soundTracks.map(\.sampleEntry)
+            joinsSound = shares.allSatisfy { $0.part.source.soundTracks.map(\.sampleEntry) == soundEntries }
+            frames = shares.reduce(0) { $0 + $1.part.source.sampleIndices(for: $1.range).count }
+        }
+
+        /// Each share's metadata groups (as they are, same key table, clipped to the range)
+        /// and sound (the edit list cuts it where the video starts and ends); how many groups
+        /// of each source track were copied.
+        func copyMetadataAndSound(into writer: MovieWriter) throws -> [String: Int] {
+            var groups: [String: Int] = [:]
+            for share in shares {
+                let source = share.part.source
+                for track in source.metadataTracks {
                     guard let format = track.metadataFormat, let index = formats.firstIndex(of: format) else {
                         continue
                     }
-                    groupsWritten[String(track.id), default: 0] += try copyMetadata(
-                        track, of: share.part.source, range: share.range, into: writer, index: index,
-                        shift: share.part.offset)
+                    groups[String(track.id), default: 0] += try copyMetadata(
+                        track, of: source, range: share.range, into: writer, index: index, shift: share.part.offset)
                 }
-                // Audio is copied as it is; the edit list cuts it where the video starts and ends.
-                for (index, track) in share.part.source.soundTracks.enumerated() where joinsSound {
-                    for sample in try share.part.source.passthroughSamples(
+                for (index, track) in source.soundTracks.enumerated() where joinsSound {
+                    for sample in try source.passthroughSamples(
                         of: track, during: share.range, shift: -share.part.offset)
                     {
                         try writer.append(sample, toPassthroughTrack: index)
                     }
                 }
             }
+            return groups
+        }
+
+        /// Each share's video samples as they are, on the joined timeline; `copied` hears
+        /// the count now and then.
+        func copyVideo(into writer: MovieWriter, copied: (Int) -> Void) throws {
+            let timescale = Int32(clamping: first.video.timescale)
             var (last, count) = (ContinuousClock.now, 0)
             for share in shares {
                 let source = share.part.source
@@ -203,22 +240,15 @@ package enum ClipTrimmer {
                             presentationTime: MediaTime(
                                 value: source.presentationTimes[index] + offset, timescale: timescale),
                             duration: MediaTime(value: Int64(sample.duration), timescale: timescale),
-                            isKeyFrame: sample.isSync)
-                    )
+                            isKeyFrame: sample.isSync))
                     count += 1
-                    if let progress, ContinuousClock.now - last > .milliseconds(200) {
+                    if ContinuousClock.now - last > .milliseconds(200) {
                         last = .now
-                        let elapsed = (ContinuousClock.now - started).milliseconds / 1000
-                        progress(Double(count) / Double(frames), Double(count) / max(elapsed, 1e-3))
+                        copied(count)
                     }
                 }
             }
-            try writer.finish()
         }
-        return ExportSummary(
-            output: output, mode: .trim, from: range.lowerBound, to: range.upperBound, frames: frames,
-            metadataGroups: groupsWritten, bytes: bytes, seconds: (ContinuousClock.now - started).milliseconds / 1000,
-            sourceIncomplete: parts.contains { $0.source.isIncomplete })
     }
 
     /// Copies the samples of a metadata track presented during `range` into metadata track

@@ -9,6 +9,12 @@ import SightlineMovie
 /// how far along they are, then downloaded.
 extension ConsoleRouter {
     func addClips(to router: Router<Context>) {
+        addRecordingClips(to: router)
+        addHistoryClips(to: router)
+        addClipDownloads(to: router)
+    }
+
+    private func addRecordingClips(to router: Router<Context>) {
         // A clip of a recording, made while the page shows its progress.
         router.post("/api/recordings/:name/clips") { request, context in
             let (library, name) = try recording(context)
@@ -32,6 +38,9 @@ extension ConsoleRouter {
                     : try ClipTrimmer.trim(source, range: clipped, to: output, overwrite: true, progress: progress)
             }
         }
+    }
+
+    private func addHistoryClips(to router: Router<Context>) {
         // A clip of a camera's history: `from` and `to` in seconds since 1970, the files it
         // spans joined (trimmed, with their metadata).
         router.post("/api/history/:camera/clips") { request, context in
@@ -62,6 +71,9 @@ extension ConsoleRouter {
                 return try ClipTrimmer.trim(parts, range: clipped, to: output, overwrite: true, progress: progress)
             }
         }
+    }
+
+    private func addClipDownloads(to router: Router<Context>) {
         router.get("/api/clips/:id") { _, context in
             guard let status = clips.status(try context.parameters.require("id")) else {
                 throw HTTPError(.notFound, message: "no such clip")
