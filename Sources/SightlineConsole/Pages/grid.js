@@ -174,6 +174,8 @@ class LiveTile {
     const data = this.element.dataset;
     data.mediaTime = t;
     data.presented = Number(data.presented || 0) + 1;
+    // Every frame that reached the player, shown or dropped (how the tests tell full rate).
+    data.totalFrames = v.getVideoPlaybackQuality().totalVideoFrames;
     data.facesTime = times.faces ? times.faces.time : "";
     data.facesHeld = times.faces ? times.faces.held : "";
     const wall = this.clock.get(t.toFixed(6));
