@@ -190,6 +190,13 @@ def grid_checks(work):
             "const i = document.querySelector('.tile[data-source=cam3] img'); return !i.hidden && i.naturalWidth > 0"),
             timeout=90, what="cam3's JPEG frames in the grid")
         check("a source without video on the bus shows its JPEG frames in its tile", True)
+        for source, picture in (("cam1", "video"), ("cam2", "video"), ("cam3", "img")):
+            places = driver.execute_script(
+                f"const t = document.querySelector('.tile[data-source={source}]'); const box = (s) => "
+                "{ const r = t.querySelector(s).getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; }; "
+                f"return [box('{picture}'), box('svg'), box('.stage')]")
+            check(f"{source}: the boxes lie over the picture, and the tile shows nothing else",
+                  close(places[0], places[1], 1.5) and close(places[0], places[2], 1.5), str(places))
 
         for source, collector in collectors.items():
             # Frames per second of media: every frame reaches the player (not one in three, as
