@@ -37,11 +37,15 @@ package struct RecordingIndexer: Service {
     @discardableResult
     package func scan() throws -> (read: Int, removed: Int) {
         let indexed = try index.indexedRecordings()
-        let recordings = library.list()
+        // Only new and grown files are opened: a directory of months of segments is listed,
+        // not read, every pass.
+        let sizes = library.sizes()
         var read = 0
-        for summary in recordings where summary.error == nil && indexed[summary.name] != summary.size {
+        for (name, size) in sizes where indexed[name] != size {
             // A file that cannot be read now (cut mid-write) is tried again at the next pass.
-            guard let metadata = try? library.metadata(of: summary.name).player else { continue }
+            guard let summary = try? library.summary(of: name), summary.error == nil,
+                let metadata = try? library.metadata(of: name).player
+            else { continue }
             let camera = RecordingName.sourceIDOrStem(of: summary.name)
             let events = metadata.objects.map {
                 IndexedEvent($0, camera: camera, recording: summary.name, recordingStart: summary.start)
@@ -53,8 +57,7 @@ package struct RecordingIndexer: Service {
                 events: events)
             read += 1
         }
-        let present = Set(recordings.map(\.name))
-        let gone = indexed.keys.filter { !present.contains($0) }
+        let gone = indexed.keys.filter { sizes[$0] == nil }
         try index.remove(recordings: gone)
         return (read, gone.count)
     }

@@ -112,17 +112,29 @@ package final class RecordingLibrary: Sendable {
 
     /// Every recording, newest first.
     package func list() -> [RecordingSummary] {
+        files().compactMap { summary(name: $0.name, path: $0.path, directory: $0.directory) }
+            .sorted { ($0.start, $0.name) > ($1.start, $1.name) }
+    }
+
+    /// Every recording's size, from the directories alone (no file is opened): what the
+    /// event index compares with the sizes it read the files at.
+    package func sizes() -> [String: UInt64] {
+        var sizes: [String: UInt64] = [:]
+        for file in files() { sizes[file.name] = Self.stamp(file.path)?.size }
+        return sizes
+    }
+
+    /// The recordings in the directories, the first directory holding a name winning.
+    private func files() -> [(name: String, path: String, directory: String)] {
         var seen = Set<String>()
-        var summaries: [RecordingSummary] = []
+        var files: [(name: String, path: String, directory: String)] = []
         for directory in resolvedDirectories {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
             for name in names where Self.isPlainName(name) && seen.insert(name).inserted {
-                if let path = try? path(of: name), let summary = summary(name: name, path: path, directory: directory) {
-                    summaries.append(summary)
-                }
+                if let path = try? path(of: name) { files.append((name, path, directory)) }
             }
         }
-        return summaries.sorted { ($0.start, $0.name) > ($1.start, $1.name) }
+        return files
     }
 
     /// The summary of one recording.
