@@ -49,6 +49,19 @@ package final class LiveSources: Service, Sendable {
         var watchers: [UInt64: Watcher] = [:]
         var nextWatcher: UInt64 = 0
         var finished = false
+        /// How many watch each source's video, kept as watchers come and go: the bus thread
+        /// reads it for every message.
+        var videoViewers: [String: Int] = [:]
+        /// How many watch each source's objects: none, and no message is drawn for them.
+        var objectViewers: [String: Int] = [:]
+
+        mutating func count(_ watcher: Watcher, by change: Int) {
+            guard let source = watcher.source else { return }
+            if watcher.video != nil { videoViewers[source, default: 0] += change }
+            if watcher.objects != nil { objectViewers[source, default: 0] += change }
+            if videoViewers[source] == 0 { videoViewers[source] = nil }
+            if objectViewers[source] == 0 { objectViewers[source] = nil }
+        }
     }
 
     private let endpoints: [Endpoint]
@@ -131,11 +144,14 @@ package final class LiveSources: Service, Sendable {
                 watcher.started = true
             }
             state.watchers[state.nextWatcher] = watcher
+            state.count(watcher, by: 1)
             return state.nextWatcher
         }
         guard let id else { return continuation.finish() }
         continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.watchers.removeValue(forKey: id) }
+            self?.state.withLock { state in
+                if let watcher = state.watchers.removeValue(forKey: id) { state.count(watcher, by: -1) }
+            }
         }
     }
 
@@ -177,7 +193,7 @@ package final class LiveSources: Service, Sendable {
     private func finishWatchers() {
         let watchers = state.withLock { state in
             state.finished = true
-            defer { state.watchers.removeAll() }
+            defer { (state.watchers, state.videoViewers, state.objectViewers) = ([:], [:], [:]) }
             return Array(state.watchers.values)
         }
         for watcher in watchers {
@@ -212,8 +228,8 @@ package final class LiveSources: Service, Sendable {
     /// finds the stream unbroken. A stream let go is forgotten: when it comes back it starts
     /// at a later key frame, and what was held would leave a gap.
     private func updateVideoSubscriptions(_ subscriber: Subscriber, _ watched: inout [String: UInt64], nowNs: UInt64) {
-        let wanted = state.withLock { Set($0.watchers.values.filter { $0.video != nil }.compactMap(\.source)) }
-        for source in wanted {
+        let wanted = state.withLock { $0.videoViewers }
+        for source in wanted.keys {
             if watched[source] == nil { subscriber.subscribe(Topic.make(kind: .video, source: source)) }
             watched[source] = nowNs
         }
@@ -258,11 +274,16 @@ package final class LiveSources: Service, Sendable {
             case .video:
                 let added = entry.video.add(message, payload: received.payload ?? [])
                 ended = Self.deliver(added, of: entry.video, to: &state.watchers, source: message.source)
-                Self.deliver(LiveObjects(clockOf: message), to: state.watchers, source: message.source)
+                if state.objectViewers[message.source] != nil {
+                    Self.deliver(LiveObjects(clockOf: message), to: state.watchers, source: message.source)
+                }
             case .events: break
             default:
                 frames = entry.matcher.addObjects(message, receivedNs: receivedNs)
-                Self.deliver(LiveObjects(message), to: state.watchers, source: message.source)
+                // Drawn for the grid only while a grid watches this source.
+                if state.objectViewers[message.source] != nil {
+                    Self.deliver(LiveObjects(message), to: state.watchers, source: message.source)
+                }
             }
             entry.summary.liveFrames += frames.count
             state.sources[message.source] = entry
