@@ -260,6 +260,20 @@ import Testing
         }
     }
 
+    @Test func aFloodOfLiveEventsIsDroppedNotQueued() async throws {
+        let lines = LogLines()
+        let index = try EventIndex(path: nil, logger: Logger(label: "test") { _ in lines }, maximumPending: 0)
+        let face = FaceObject(
+            faceID: 1, bounds: NormalizedRect(x: 0.1, y: 0.1, width: 0.2, height: 0.2), rollAngle: nil, yawAngle: nil,
+            time: MediaTime(value: 0, timescale: 30), duration: nil, score: 1, subDetector: 0)
+        for id in 0..<3 {
+            index.record(ObjectEvent(change: .enter, object: "face", id: id, face: face), source: "cam1", wallTimeNs: 1)
+        }
+        // One line for the flood, not one an event; nothing written.
+        #expect(lines.messages == ["the event index is behind the bus: live events are dropped until it catches up"])
+        #expect(try await index.events(matching: EventQuery()).isEmpty)
+    }
+
     @Test func theNameSearchSeeksItsIndex() throws {
         let index = try EventIndex(path: nil, logger: Logger(label: "test"))
         var query = EventQuery()

@@ -1,7 +1,9 @@
 import Foundation
 import GRDB
 import Logging
+import SightlineBus
 import SightlineCore
+import Synchronization
 
 /// Every face, code and other detector's object the console knows of, across cameras and
 /// days, in SQLite (GRDB): what `/events` and `/api/events` answer from.
@@ -17,13 +19,20 @@ import SightlineCore
 package final class EventIndex: Sendable {
     private let database: any DatabaseWriter
     private let logger: Logger
+    /// Live events waiting for the disk, and how many may: a flood from the bus is dropped
+    /// (with a warning at most every 10 s), not queued without bound.
+    private let pending = Atomic<Int>(0)
+    private let maximumPending: Int
+    private let behind: Mutex<RateLimitedLog>
 
     /// Opens the index at `path` (nil: in memory), making its directory if need be. A file
     /// that cannot be read as an index is replaced by a new one, with one log line: the
     /// recordings fill it again. Where no file can be made at all (a read-only directory),
     /// the index lives in memory.
-    package init(path: String?, logger: Logger) throws {
+    package init(path: String?, logger: Logger, maximumPending: Int = 10_000) throws {
         self.logger = logger
+        self.maximumPending = maximumPending
+        behind = Mutex(RateLimitedLog(logger: logger))
         guard let path else {
             database = try Self.migrated(DatabaseQueue())
             return
@@ -130,6 +139,14 @@ package final class EventIndex: Sendable {
     /// Records an event from the bus, in the order they come (writes are queued, not awaited:
     /// the bus thread never waits for the disk).
     package func record(_ event: ObjectEvent, source: String, wallTimeNs: UInt64) {
+        guard pending.add(1, ordering: .relaxed).newValue <= maximumPending else {
+            pending.subtract(1, ordering: .relaxed)
+            behind.withLock {
+                $0.warning(
+                    "the event index is behind the bus: live events are dropped until it catches up", reason: "behind")
+            }
+            return
+        }
         let time = Double(wallTimeNs) / 1e9
         let object = IndexedEvent(live: event, camera: source, time: time)
         database.asyncWrite(
@@ -149,7 +166,8 @@ package final class EventIndex: Sendable {
                     try open.updateAll(db, Column("end").set(to: time))
                 }
             },
-            completion: { [logger] _, result in
+            completion: { [self] _, result in
+                pending.subtract(1, ordering: .relaxed)
                 if case .failure(let error) = result {
                     logger.error("the event index cannot record an event: \(error)")
                 }
