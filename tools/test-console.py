@@ -147,6 +147,21 @@ def edge_is_drawn(image, box):
     return all(top_edge + left_edge) and not is_green(middle)
 
 
+def stop(driver, processes):
+    """Closes the browser and ends the processes: SIGTERM, then SIGKILL after 30 s."""
+    if driver:
+        driver.quit()
+    processes = list(processes)
+    for process in processes:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+    for process in processes:
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
 def tile_state(driver, source):
     return driver.execute_script(
         f"const t = document.querySelector('.tile[data-source={source}]'); return t && Object.assign({{}}, t.dataset)")
@@ -264,16 +279,7 @@ def grid_checks(work):
             check(f"grid at {width} px: nothing wider than the screen",
                   wide <= driver.execute_script("return window.innerWidth"), str(wide))
     finally:
-        if driver:
-            driver.quit()
-        for process in processes.values():
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        for process in processes.values():
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop(driver, processes.values())
 
 
 def history_checks(work):
@@ -376,12 +382,7 @@ def history_checks(work):
             check(f"history at {width} px: nothing wider than the screen",
                   driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth"))
     finally:
-        if driver:
-            driver.quit()
-        for process in processes:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                process.wait(timeout=30)
+        stop(driver, processes)
 
 
 def clip_checks(driver, base, event):
@@ -791,16 +792,7 @@ def main():
             e.get("recording") == gone for e in json.loads(http(base + "/api/events?limit=1000")[2])),
             timeout=60, what="the deleted recording's events to go"))
     finally:
-        if driver:
-            driver.quit()
-        for process in processes:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        for process in processes:
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop(driver, processes)
         shutil.rmtree(work, ignore_errors=True)
 
     # A token guards a console; the login form sets the cookie.

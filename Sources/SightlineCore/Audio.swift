@@ -108,7 +108,8 @@ public struct AudioCounters: Sendable, Codable, Equatable {
 }
 
 extension String {
-    fileprivate func leftPadded(to length: Int) -> String {
+    /// With zeros before it to `length` characters (hex bytes: `0a`).
+    package func leftPadded(to length: Int) -> String {
         String(repeating: "0", count: max(0, length - count)) + self
     }
 }

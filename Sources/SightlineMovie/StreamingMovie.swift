@@ -60,9 +60,3 @@ package struct StreamingMovie: Sendable {
         return MovieBoxes.fragment(sequence: sequence, runs: [run]) + header + data
     }
 }
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        String(repeating: "0", count: max(width - count, 0)) + self
-    }
-}
