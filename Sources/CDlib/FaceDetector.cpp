@@ -129,13 +129,28 @@ extern "C" int sl_face_detector_detect_regions(sl_face_detector *detector, const
                 const auto &r = regions[i];
                 detector->regions.push_back(
                     {dlib::rectangle(r.left * scale, r.top * scale, r.right * scale, r.bottom * scale),
-                     r.margin * scale});
+                     r.min_size * scale, r.max_size * scale, r.neighbour_levels != 0});
             }
             detector->scan.detect_regions(detector->detector, scanned, adjust_threshold, detector->regions,
                                           detector->detections);
         });
         return copy_out(detector->detections, out, capacity);
     });
+}
+
+extern "C" int sl_face_detector_level_box_sizes(sl_face_detector *detector, int width, int height, int upsample,
+                                                double *sizes, int capacity) {
+    if (detector == nullptr || width <= 0 || height <= 0 || upsample < 0 || upsample > 8 || capacity < 0 ||
+        (capacity > 0 && sizes == nullptr)) {
+        return -1;
+    }
+    const long scale = 1L << upsample;
+    const std::vector<double> levels =
+        ParallelFaceScan::level_box_sizes(detector->detector, dlib::rectangle(0, 0, width * scale - 1, height * scale - 1));
+    for (size_t level = 0; level < levels.size() && static_cast<int>(level) < capacity; ++level) {
+        sizes[level] = levels[level] / static_cast<double>(scale);
+    }
+    return static_cast<int>(levels.size());
 }
 
 namespace {

@@ -113,16 +113,18 @@ private:
     std::exception_ptr error_;
 };
 
-// A face being tracked: its box in the image and how far around it to look.
+// Where to look: boxes within `area` (image pixels) from `min_size` to `max_size` wide,
+// at the levels whose box sizes match, and one level either side with `neighbour_levels`.
 struct FaceRegion {
-    dlib::rectangle face;
-    long margin;
+    dlib::rectangle area;
+    double min_size, max_size;
+    bool neighbour_levels;
 };
 
 // The detector's scan of one image over a pool's threads; buffers are kept between frames.
 //
-// `detect` scans the whole image. `detect_regions` scans only around given faces, at the
-// pyramid levels that match each face's size, on crops of those levels, placed so that
+// `detect` scans the whole image. `detect_regions` scans only given areas, at the pyramid
+// levels that match the sizes of face looked for there, on crops of those levels, placed so that
 // their interior features and filter responses are bit for bit the whole level's
 // (`add_crop`); only detections whose filter window lies in that interior are kept, so
 // every box and score it returns is one `detect` finds at that level too.
@@ -150,46 +152,62 @@ public:
         merge(detector, final_dets);
     }
 
-    // The detections `detect` would make at the levels that match each region's face (one
-    // level either side of its size), within `margin` pixels around it; nothing where no
-    // region is. Same order and merge as `detect`.
+    // The detections `detect` would make within each region's area at the levels that match
+    // its sizes; nothing where no region is. Same order and merge as `detect`.
     template <typename image_type>
     void detect_regions(const dlib::frontal_face_detector &detector, const image_type &img, double adjust_threshold,
                         const std::vector<FaceRegion> &regions, std::vector<dlib::rect_detection> &final_dets) {
         const Scanner &scanner = detector.get_scanner();
         const unsigned long levels = level_count(scanner, dlib::get_rect(img));
         const double base = base_box_size(scanner);
+        const auto matched = [&](double size) { return std::log(std::max(size, 1.0) / base) / std::log(6.0 / 5.0); };
         // Each region's levels first, so the pyramid is built only as deep as they go.
         wanted_.clear();
         unsigned long deepest = 0;
         for (const auto &region : regions) {
-            const double size = std::max(region.face.width(), region.face.height());
             // Between levels (a box over the top or left edge is a little larger): both.
-            const double matched = std::log(std::max(size, 1.0) / base) / std::log(6.0 / 5.0);
-            const long first = std::max(static_cast<long>(std::floor(matched + 0.05)) - 1, 0L);
-            const long last = static_cast<long>(std::ceil(matched - 0.05)) + 1;
+            const long spread = region.neighbour_levels ? 1 : 0;
+            const long first = std::max(static_cast<long>(std::floor(matched(region.min_size) + 0.05)) - spread, 0L);
+            const long last = static_cast<long>(std::ceil(matched(region.max_size) - 0.05)) + spread;
             for (long level = first; level <= last && level < static_cast<long>(levels); ++level) {
-                wanted_.emplace_back(static_cast<unsigned long>(level), dlib::grow_rect(region.face, region.margin));
+                const dlib::rectangle target = dlib::pyramid_down<6>().rect_down(region.area, level);
+                wanted_.emplace_back(static_cast<unsigned long>(level), target);
                 deepest = std::max(deepest, static_cast<unsigned long>(level));
             }
         }
         size_pyramid(img, wanted_.empty() ? 1 : deepest + 1);
         jobs_.clear();
-        for (const auto &[level, area] : wanted_) add_crop(scanner, level_rect(img, level), level, area);
+        merge_wanted(scanner, img);
+        for (const auto &[level, target] : wanted_) add_crop(scanner, level_rect(img, level), level, target);
         // Each level only where a crop, or the part of the level below that it comes from,
-        // needs it: bounding boxes from the deepest level up, then built top down.
-        needed_.assign(deepest + 1, dlib::rectangle());
-        for (const auto &job : jobs_) needed_[job.level] = needed_[job.level] + job.crop;
-        for (unsigned long level = deepest; level >= 2; --level) {
-            if (!needed_[level].is_empty()) {
-                needed_[level - 1] = needed_[level - 1] + steps_[level].source_of(needed_[level]);
+        // needs it: areas from the deepest level up (those near each other as one), then built
+        // top down. Bands along opposite edges stay two areas, not the whole level.
+        needed_.resize(std::max<size_t>(needed_.size(), deepest + 1));
+        for (auto &areas : needed_) areas.clear();
+        for (const auto &job : jobs_) needed_[job.level].push_back(job.crop);
+        for (unsigned long level = deepest; level >= 1; --level) {
+            merge_near(needed_[level], [](const dlib::rectangle &area) { return area.area(); });
+            if (level >= 2) {
+                for (const auto &area : needed_[level]) needed_[level - 1].push_back(steps_[level].source_of(area));
             }
         }
         for (unsigned long level = 1; level <= deepest; ++level) {
-            if (!needed_[level].is_empty()) build_level(level, needed_[level], false);
+            for (const auto &area : needed_[level]) build_level(level, area, true);
         }
         run_jobs(detector, img, adjust_threshold);
         merge(detector, final_dets);
+    }
+
+    // The width of the boxes found at each level of an image of this size, in its pixels.
+    static std::vector<double> level_box_sizes(const dlib::frontal_face_detector &detector, dlib::rectangle image) {
+        const Scanner &scanner = detector.get_scanner();
+        std::vector<double> sizes(level_count(scanner, image));
+        double size = base_box_size(scanner);
+        for (double &level : sizes) {
+            level = size;
+            size *= 6.0 / 5.0;
+        }
+        return sizes;
     }
 
 private:
@@ -242,7 +260,46 @@ private:
         return level == 0 ? dlib::get_rect(img) : dlib::get_rect(images_[level]);
     }
 
-    // Adds the crop of `level` that holds every filter window over `wanted` (image pixels).
+    // Areas of one level that overlap, or lie so near that their crops would, become their
+    // bounding box: one crop scanned once instead of the same features extracted and filtered
+    // for each (the four edges' bands at the deep levels, where each is most of the level).
+    template <typename image_type> void merge_wanted(const Scanner &scanner, const image_type &img) {
+        const long pad = (static_cast<long>(scanner.get_padding()) + 4) * scanner.get_cell_size();
+        std::stable_sort(wanted_.begin(), wanted_.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+        areas_.clear();
+        std::vector<std::pair<unsigned long, dlib::rectangle>> merged;
+        for (size_t first = 0; first < wanted_.size();) {
+            const unsigned long level = wanted_[first].first;
+            const dlib::rectangle bounds = level_rect(img, level);
+            areas_.clear();
+            size_t next = first;
+            for (; next < wanted_.size() && wanted_[next].first == level; ++next) areas_.push_back(wanted_[next].second);
+            merge_near(areas_, [&](const dlib::rectangle &area) { return dlib::grow_rect(area, pad).intersect(bounds).area(); });
+            for (const auto &area : areas_) merged.emplace_back(level, area);
+            first = next;
+        }
+        wanted_.swap(merged);
+    }
+
+    // Replaces any two areas that cost no more together, as their bounding box, than apart.
+    template <typename Cost> static void merge_near(std::vector<dlib::rectangle> &areas, Cost cost) {
+        for (bool merged = true; merged;) {
+            merged = false;
+            for (size_t i = 0; i < areas.size() && !merged; ++i) {
+                for (size_t j = i + 1; j < areas.size(); ++j) {
+                    const dlib::rectangle both = areas[i] + areas[j];
+                    if (cost(both) <= cost(areas[i]) + cost(areas[j])) {
+                        areas[i] = both;
+                        areas.erase(areas.begin() + static_cast<long>(j));
+                        merged = true;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    // Adds the crop of `level` that holds every filter window over `target` (level pixels).
     //
     // Exactness: the crop's top-left lies on the level's cell grid, so a cell's pixels are
     // the same ones; its left edge is on a multiple of 8 cells, so dlib's filters, which run
@@ -258,8 +315,7 @@ private:
         const long simd = 8 * cell;
         // A box within `target` has its filter window (the box and its padding) within this.
         const long reach = (static_cast<long>(scanner.get_padding()) + 1) * cell;
-        dlib::pyramid_down<6> pyramid;
-        const dlib::rectangle target = pyramid.rect_down(wanted, level).intersect(bounds);
+        const dlib::rectangle target = wanted.intersect(bounds);
         if (target.is_empty()) return;
         dlib::rectangle crop = dlib::grow_rect(target, reach + band);
         crop.right() += simd;
@@ -441,11 +497,12 @@ private:
     dlib::array<dlib::array2d<unsigned char>> images_;  // levels 1…; the image is level 0
     std::vector<PyramidStep> steps_;                    // how each level comes from the one above
     LumaView level0_{nullptr, 0, 0, 0};
-    std::vector<dlib::rectangle> needed_;  // per level, what a region scan reads
+    std::vector<std::vector<dlib::rectangle>> needed_;  // per level, the areas a region scan reads
+    std::vector<dlib::rectangle> areas_;                // one level's wanted areas, being merged
     dlib::array<dlib::array<dlib::array2d<float>>> feats_;  // one per job
     std::vector<Filtering> filtering_;  // one per thread
     std::vector<Job> jobs_;
-    std::vector<std::pair<unsigned long, dlib::rectangle>> wanted_;  // (level, image area) per region
+    std::vector<std::pair<unsigned long, dlib::rectangle>> wanted_;  // (level, area in its pixels) per region
     std::vector<unsigned long> largest_first_;  // the jobs in the order they are taken
     std::vector<std::vector<Detections>> found_;  // [filter][job]
     Detections filter_dets_;

@@ -24,7 +24,7 @@ struct TrackingBench {
         var exact: Int
         var found: Int
         var expected: Int
-        var scans: (full: Int, regions: Int, held: Int)
+        var scans: (full: Int, sceneChanges: Int, regions: Int, held: Int)
     }
 
     func measure(_ configuration: FaceDetector.Configuration) throws -> Result {
@@ -56,7 +56,7 @@ struct TrackingBench {
             format: "%6.2f ms/frame = %.2f x full scans' speed, recall %.3f, precision %.3f", result.msPerFrame,
             detectorMs / result.msPerFrame, result.recall, result.precision)
         return
-            "\(size) tracking  \(name): \(figures)  (\(result.found) of \(result.expected) faces, \(result.exact) exact; \(result.scans.full) full, \(result.scans.regions) region scans, \(result.scans.held) held)"
+            "\(size) tracking  \(name): \(figures)  (\(result.found) of \(result.expected) faces, \(result.exact) exact; \(result.scans.full) full (\(result.scans.sceneChanges) on a scene change), \(result.scans.regions) region scans, \(result.scans.held) held)"
     }
 
     /// Greedy one-to-one matching by overlap, best first: (index in found, index in truth).

@@ -36,21 +36,31 @@ int sl_face_detector_detect(sl_face_detector *detector, const uint8_t *pixels, i
                             double adjust_threshold, sl_face_detection *out, int capacity,
                             char *error, size_t error_capacity);
 
-/// A face being tracked, in the pixels of the frame given to the detector, and how many
-/// pixels around it to look for it.
+/// Where to look for faces, in the pixels of the frame given to the detector: boxes lying
+/// within the area (which may reach beyond the frame, as boxes at its edges do) and from
+/// `min_size` to `max_size` wide, scanned at the pyramid levels whose box sizes match, and
+/// one level either side when `neighbour_levels` is 1 (a box between two sizes, or one
+/// that grows or shrinks).
 typedef struct sl_face_region {
     long left, top, right, bottom;
-    long margin;
+    double min_size, max_size;
+    int neighbour_levels;
 } sl_face_region;
 
-/// Like `sl_face_detector_detect`, but scans only around the given faces, at the pyramid
-/// levels that match each one's size (one level either side): every detection it returns
-/// is one `sl_face_detector_detect` makes too, boxes and scores alike. No regions, no scan.
+/// Like `sl_face_detector_detect`, but scans only the given regions: every detection it
+/// returns is one `sl_face_detector_detect` makes too, boxes and scores alike. No regions,
+/// no scan.
 int sl_face_detector_detect_regions(sl_face_detector *detector, const uint8_t *pixels, int width,
                                     int height, ptrdiff_t bytes_per_row, int upsample,
                                     double adjust_threshold, const sl_face_region *regions,
                                     int region_count, sl_face_detection *out, int capacity,
                                     char *error, size_t error_capacity);
+
+/// The width of the boxes the detector finds at each level of the pyramid of a frame of
+/// this size, in the frame's pixels (the smallest first, each 6/5 of the one before); writes
+/// at most `capacity` and returns how many levels there are, or -1 on invalid arguments.
+int sl_face_detector_level_box_sizes(sl_face_detector *detector, int width, int height, int upsample,
+                                     double *sizes, int capacity);
 
 /// 1 when the detector embedded in the shim serialises exactly as this dlib's
 /// `get_frontal_face_detector()` does (else regenerate it: tools/make-face-detector-data.sh).

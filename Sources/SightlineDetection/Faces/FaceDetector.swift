@@ -126,15 +126,16 @@ package final class FaceDetector {
     private var regions: [sl_face_region] = []
     /// Analysed frames since the last full scan, and the faces the last scan found.
     private var framesSinceFullScan = 0
-    private var tracked: [TrackedFace] = []
+    private var tracking: RegionTracking
     private var lastFound: [FaceDetection] = []
-    private struct TrackedFace {
-        var face: FaceDetection
-        var missed: Int
-    }
     private let motionGate: MotionGate?
-    /// Full scans, region scans and frames the motion gate held made so far.
-    package private(set) var scans = (full: 0, regions: 0, held: 0)
+    /// The frame's 8x8 block means, for the motion gate and region tracking.
+    private var blocks = LumaBlocks()
+    /// The detector's box width at each pyramid level, for frames of the size they were asked for.
+    private var levelSizes: (width: Int, height: Int, sizes: [Double]) = (0, 0, [])
+    /// Full scans (those made because most of the frame changed counted apart too), region
+    /// scans and frames the motion gate held made so far.
+    package private(set) var scans = (full: 0, sceneChanges: 0, regions: 0, held: 0)
     /// Where the C API writes an error message; kept so the per-frame path allocates nothing.
     private var errorBuffer = [CChar](repeating: 0, count: 256)
 
@@ -147,6 +148,7 @@ package final class FaceDetector {
         }
         self.handle = handle
         motionGate = configuration.motionGate ? MotionGate() : nil
+        tracking = RegionTracking(fullScanInterval: self.configuration.fullScanInterval)
     }
 
     deinit { sl_face_detector_destroy(handle) }
@@ -169,15 +171,39 @@ package final class FaceDetector {
         return detections(count)
     }
 
+    /// Where to look for faces (`detect(in:regions:)`): boxes within `area` (pixels of the
+    /// frame; it may reach beyond the frame, as boxes at its edges do) whose widths match
+    /// `sizes`, and one pyramid level either side with `neighbourLevels`.
+    package struct Region {
+        var area: RegionTracking.Box
+        var sizes: ClosedRange<Double>
+        var neighbourLevels: Bool
+    }
+
     /// Detects faces only within `margin` pixels around each of `faces`, at the scales
     /// that match each one's size: every face returned is one `detect(in:)` finds too, with
     /// the same box and score. Nothing is scanned when `faces` is empty.
     package func detect(in pixels: PixelBuffer, around faces: [FaceDetection], margin: (FaceDetection) -> Int) throws
         -> [FaceDetection]
     {
+        try detect(
+            in: pixels,
+            regions: faces.map {
+                let box = RegionTracking.Box($0)
+                return Region(
+                    area: box.grown(by: Double(margin($0))), sizes: box.size...box.size, neighbourLevels: true)
+            })
+    }
+
+    /// Detects faces only in `regions`: every face returned is one `detect(in:)` finds too,
+    /// with the same box and score.
+    package func detect(in pixels: PixelBuffer, regions wanted: [Region]) throws -> [FaceDetection] {
         let luma = try pixels.requireLumaPlane()
-        regions = faces.map {
-            sl_face_region(left: $0.left, top: $0.top, right: $0.right, bottom: $0.bottom, margin: margin($0))
+        regions = wanted.map {
+            sl_face_region(
+                left: Self.pixel($0.area.left), top: Self.pixel($0.area.top), right: Self.pixel($0.area.right) - 1,
+                bottom: Self.pixel($0.area.bottom) - 1, min_size: $0.sizes.lowerBound, max_size: $0.sizes.upperBound,
+                neighbour_levels: $0.neighbourLevels ? 1 : 0)
         }
         let (upsample, threshold) = (Int32(configuration.upsample), configuration.adjustThreshold)
         let count = try callGrowingResults(&results, empty: sl_face_detection(), error: &errorBuffer) {
@@ -189,50 +215,64 @@ package final class FaceDetector {
         return detections(count)
     }
 
+    /// A coordinate of a region as the shim takes it, rounded outwards and kept far from
+    /// overflowing once scaled by upsampling.
+    private static func pixel(_ value: Double) -> Int {
+        Int(max(-1_000_000, min(1_000_000, value.rounded(value < 0 ? .down : .up))))
+    }
+
+    /// The detector's box width at each level of the pyramid of a frame of this size.
+    private func boxSizes(width: Int, height: Int) -> [Double] {
+        if levelSizes.width != width || levelSizes.height != height {
+            var sizes = [Double](repeating: 0, count: 64)
+            let count = sl_face_detector_level_box_sizes(
+                handle, Int32(width), Int32(height), Int32(configuration.upsample), &sizes, Int32(sizes.count))
+            levelSizes = (width, height, Array(sizes.prefix(max(0, min(Int(count), sizes.count)))))
+        }
+        return levelSizes.sizes
+    }
+
     /// One analysed frame of a stream: scanned whole every `fullScanInterval` frames, and in
-    /// between only around the faces being tracked, so a face that appears is found at the
-    /// next full scan at the latest. A face is tracked from the scan that found it until it
-    /// has gone unfound for `fullScanInterval` frames (dlib misses a face now and then).
-    /// `frameDuration` sets how far around a face is looked: as far as a face moving three
-    /// of its widths a second goes in a frame, and a quarter of its width at least. With the
-    /// motion gate on, a frame where nothing moved is not scanned and the faces found last
-    /// are returned. `fullScan`: this frame's full scan when it was made ahead (used when the
-    /// frame is due one).
+    /// between only where faces can be (`RegionTracking`): around the faces being tracked,
+    /// where they move and at the sizes they grow to, and along the frame's edges where
+    /// something changed, so a face that enters is found as soon as it is in. A frame where
+    /// most changed since the one before (a cut, a camera turned) is scanned whole at once.
+    /// `frameDuration` sets how far a face may move in a frame: three of its widths a second,
+    /// a quarter of its width at least. With the motion gate on, a frame where nothing moved
+    /// is not scanned and the faces found last are returned. `fullScan`: this frame's full
+    /// scan when it was made ahead (used when the frame is due one).
     package func detectTracking(in pixels: PixelBuffer, frameDuration: MediaTime?, fullScan: [FaceDetection]? = nil)
         throws -> [FaceDetection]
     {
-        if let motionGate, try !motionGate.moved(pixels) {
+        let tracks = configuration.fullScanInterval > 1
+        if tracks || motionGate != nil { try blocks.measure(pixels) }
+        if let motionGate, !motionGate.moved(blocks) {
             scans.held += 1
             return lastFound
         }
+        let sceneChanged = tracks && tracking.compare(&blocks)
         let faces: [FaceDetection]
         if framesSinceFullScan == 0 {
             faces = try fullScan ?? detect(in: pixels)
             scans.full += 1
+        } else if sceneChanged {
+            faces = try detect(in: pixels)
+            scans.full += 1
+            scans.sceneChanges += 1
         } else {
             let seconds = frameDuration.map(\.seconds).flatMap { $0 > 0 ? $0 : nil } ?? 1.0 / 30
             let reach = max(0.25, 3 * seconds)
-            faces = try detect(in: pixels, around: tracked.map(\.face)) {
-                Int((Double(max($0.width, $0.height)) * reach).rounded(.up))
-            }
+            faces = try detect(
+                in: pixels,
+                regions: tracking.regions(
+                    width: pixels.width, height: pixels.height,
+                    levelSizes: boxSizes(width: pixels.width, height: pixels.height), reach: { $0 * reach }))
             scans.regions += 1
         }
         framesSinceFullScan = (framesSinceFullScan + 1) % configuration.fullScanInterval
-        track(faces)
+        if tracks { tracking.found(faces, width: pixels.width, height: pixels.height) }
         lastFound = faces
         return faces
-    }
-
-    /// Found faces replace the tracked ones they overlap; the others count a miss.
-    private func track(_ faces: [FaceDetection]) {
-        guard configuration.fullScanInterval > 1 else { return }
-        var next = faces.map { TrackedFace(face: $0, missed: 0) }
-        for old in tracked where !faces.contains(where: { $0.intersectionOverUnion(old.face) > 0.3 }) {
-            if old.missed + 1 < configuration.fullScanInterval {
-                next.append(TrackedFace(face: old.face, missed: old.missed + 1))
-            }
-        }
-        tracked = next
     }
 
     private func detections(_ count: Int) -> [FaceDetection] {

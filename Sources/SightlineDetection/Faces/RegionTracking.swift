@@ -1,0 +1,280 @@
+import SightlineCore
+
+/// Where a tracking detector looks between its full scans (`FaceDetector.detectTracking`),
+/// from the faces it found before and from what changed since the frame before:
+/// - around each tracked face, where its motion so far carries it, at the sizes it grows or
+///   shrinks to (and one pyramid level either side);
+/// - along the frame's edges where something changed, at every size the detector finds, for
+///   faces that enter: dlib finds a face once it is (nearly) wholly in, so a band as deep as
+///   that face is wide, and as far again as it moves in a frame, holds it;
+/// - everywhere, when most of the frame changed at once (a cut, a camera turned or zoomed):
+///   then the frame is scanned whole.
+///
+/// Not thread-safe: belongs to its detector.
+struct RegionTracking {
+    struct Tracked {
+        var face: FaceDetection
+        /// Pixels per frame the box's centre and size moved by between its last two sightings.
+        var velocity = (x: 0.0, y: 0.0, size: 0.0)
+        /// Frames since it was last found.
+        var missed = 0
+        /// Whether it was found twice in a row, so that `velocity` is measured, not assumed.
+        var moving = false
+
+        /// The box `frames` frames after its last sighting, its motion kept up; half its size
+        /// at the smallest.
+        func predicted(frames: Int) -> (box: Box, size: Double) {
+            let box = Box(face)
+            let k = Double(frames)
+            let size = max(box.size / 2, box.size + velocity.size * k)
+            return (box.scaled(size / box.size).moved(x: velocity.x * k, y: velocity.y * k), size)
+        }
+    }
+
+    /// A box in pixels, in floating point for prediction.
+    struct Box {
+        var left, top, right, bottom: Double
+        init(left: Double, top: Double, right: Double, bottom: Double) {
+            (self.left, self.top, self.right, self.bottom) = (left, top, right, bottom)
+        }
+        init(_ face: FaceDetection) {
+            self.init(
+                left: Double(face.left), top: Double(face.top), right: Double(face.right + 1),
+                bottom: Double(face.bottom + 1))
+        }
+        var size: Double { max(right - left, bottom - top) }
+        var center: (x: Double, y: Double) { ((left + right) / 2, (top + bottom) / 2) }
+        func moved(x: Double, y: Double) -> Box {
+            Box(left: left + x, top: top + y, right: right + x, bottom: bottom + y)
+        }
+        func scaled(_ factor: Double) -> Box {
+            let (c, w, h) = (center, (right - left) * factor / 2, (bottom - top) * factor / 2)
+            return Box(left: c.x - w, top: c.y - h, right: c.x + w, bottom: c.y + h)
+        }
+        func union(_ other: Box) -> Box {
+            Box(
+                left: min(left, other.left), top: min(top, other.top), right: max(right, other.right),
+                bottom: max(bottom, other.bottom))
+        }
+        func grown(by margin: Double) -> Box {
+            Box(left: left - margin, top: top - margin, right: right + margin, bottom: bottom + margin)
+        }
+    }
+
+    /// The fraction of a frame's blocks that must change at once for it to be scanned whole.
+    static let sceneChange = 0.5
+    /// The fraction of blocks changed at once above which the camera, not something in its
+    /// view, moved.
+    static let cameraMoving = 0.15
+    /// Grey levels a block's mean must change by between two frames to count (as the motion
+    /// gate's): camera noise, averaged over a block, stays well below.
+    static let blockThreshold = 10
+    /// How far around a face seen once to look, in its widths: as far as a face crossing a
+    /// 1280-pixel frame in a second moves in a frame.
+    static let unmeasuredReach = 0.75
+    /// How long a face not found is looked for where it went (behind another, say).
+    static let hiddenFrames = 30
+
+    let fullScanInterval: Int
+    private(set) var tracked: [Tracked] = []
+    /// The blocks of the frame analysed before, and which of the current frame's changed.
+    private var previous = LumaBlocks()
+    private var changed: [Bool] = []
+    /// Per edge, along it block by block: whether the blocks at the edge itself changed in
+    /// this frame or the one before. Something enters across the edge; a thing moving
+    /// beside it, clear of it, needs no band.
+    private var touched: [[Bool]] = Array(repeating: [], count: Edge.allCases.count)
+    private var touchedBefore: [[Bool]] = Array(repeating: [], count: Edge.allCases.count)
+    /// Whether the camera held still between the frames compared: few enough blocks changed
+    /// that what changed along the edges is something entering, not the whole view moving
+    /// (a pan brings something in along every edge, and bands along all four at every size
+    /// cost as much as a full scan; the tracked faces are followed as ever).
+    private var cameraStill = false
+
+    init(fullScanInterval: Int) { self.fullScanInterval = fullScanInterval }
+
+    /// Compares the frame about to be analysed with the one before and keeps which blocks
+    /// changed; true when most did (scan it whole). `blocks` is left holding the frame before
+    /// (its storage reused for the next frame's).
+    mutating func compare(_ blocks: inout LumaBlocks) -> Bool {
+        changed.removeAll(keepingCapacity: true)
+        var count = 0
+        if blocks.comparable(with: previous) {
+            for index in blocks.means.indices {
+                let differs = blocks.changed(index, from: previous, threshold: Self.blockThreshold)
+                changed.append(differs)
+                if differs { count += 1 }
+            }
+        }
+        swap(&previous, &blocks)
+        swap(&touched, &touchedBefore)
+        for (index, edge) in Edge.allCases.enumerated() { touched[index] = touches(edge) }
+        let fraction = changed.isEmpty ? 1 : Double(count) / Double(changed.count)
+        cameraStill = fraction < Self.cameraMoving
+        return !changed.isEmpty && fraction >= Self.sceneChange
+    }
+
+    /// The regions to scan in a frame of this size between full scans. `levelSizes`: the
+    /// detector's box width at each pyramid level; `reach`: how far (pixels) a face of a size
+    /// may move in one frame.
+    func regions(width: Int, height: Int, levelSizes: [Double], reach: (Double) -> Double) -> [FaceDetector.Region] {
+        var regions = tracked.map { face -> FaceDetector.Region in
+            let last = Box(face.face)
+            let (predicted, size) = face.predicted(frames: face.missed + 1)
+            let shift = (predicted.center.x - last.center.x, predicted.center.y - last.center.y)
+            // Until its motion is measured a face may already be moving fast: look further.
+            let margin =
+                face.moving
+                ? reach(max(last.size, size)) + (shift.0 * shift.0 + shift.1 * shift.1).squareRoot() / 2
+                : max(reach(last.size), last.size * Self.unmeasuredReach)
+            return FaceDetector.Region(
+                area: last.union(predicted).grown(by: margin), sizes: min(last.size, size)...max(last.size, size),
+                neighbourLevels: true)
+        }
+        guard cameraStill else { return regions }
+        // What changed where a tracked face is looked for already is that face moving.
+        let searched = regions.map(\.area)
+        for size in levelSizes {
+            let depth = size + reach(size)
+            for edge in Edge.allCases {
+                for run in changedRuns(
+                    along: edge, depth: depth, joining: Int(size / 2), outside: searched, width: width, height: height)
+                where Double(run.count) * 2 + Double(2 * LumaBlocks.size) >= size {
+                    regions.append(
+                        FaceDetector.Region(
+                            area: edge.band(
+                                depth: depth, extent: run, overhang: size / 2, width: width, height: height),
+                            sizes: size...size, neighbourLevels: false))
+                }
+            }
+        }
+        return regions
+    }
+
+    /// The frame's four edges, and the band along each.
+    enum Edge: CaseIterable {
+        case left, right, top, bottom
+
+        /// `depth` pixels in from the edge, along it over `extent` and `overhang` either side,
+        /// and `overhang` beyond it (dlib's boxes may hang over the frame's edges).
+        func band(depth: Double, extent: ClosedRange<Int>, overhang: Double, width: Int, height: Int) -> Box {
+            let (from, to) = (Double(extent.lowerBound) - overhang, Double(extent.upperBound) + overhang)
+            switch self {
+            case .left: return Box(left: -overhang, top: from, right: depth, bottom: to)
+            case .right: return Box(left: Double(width) - depth, top: from, right: Double(width) + overhang, bottom: to)
+            case .top: return Box(left: from, top: -overhang, right: to, bottom: depth)
+            case .bottom:
+                return Box(left: from, top: Double(height) - depth, right: to, bottom: Double(height) + overhang)
+            }
+        }
+    }
+
+    /// Block by block along `edge`: whether one of the two blocks nearest it changed.
+    private func touches(_ edge: Edge) -> [Bool] {
+        let (columns, rows) = (previous.columns, previous.rows)
+        guard !changed.isEmpty, columns >= 2, rows >= 2 else { return [] }
+        let vertical = edge == .left || edge == .right
+        let outermost =
+            [Edge.left, .top].contains(edge) ? [0, 1] : vertical ? [columns - 1, columns - 2] : [rows - 1, rows - 2]
+        return (0..<(vertical ? rows : columns)).map { along in
+            outermost.contains { changed[vertical ? along * columns + $0 : $0 * columns + along] }
+        }
+    }
+
+    /// Whether the blocks along `edge` over `pixels` changed at the edge itself now or in the
+    /// frame before.
+    private func touched(_ edge: Edge, over pixels: ClosedRange<Int>) -> Bool {
+        let index = Edge.allCases.firstIndex(of: edge)!
+        let blocks = (pixels.lowerBound / LumaBlocks.size)...(pixels.upperBound / LumaBlocks.size)
+        return blocks.contains { along in
+            [touched[index], touchedBefore[index]].contains { along < $0.count && $0[along] }
+        }
+    }
+
+    /// The stretches of pixels along `edge` where blocks within `depth` of it and outside
+    /// `searched` changed, those less than `joining` pixels apart as one, that reach the edge.
+    private func changedRuns(
+        along edge: Edge, depth: Double, joining: Int, outside searched: [Box], width: Int, height: Int
+    ) -> [ClosedRange<Int>] {
+        let (columns, rows, block) = (previous.columns, previous.rows, LumaBlocks.size)
+        let deep = Int((depth / Double(block)).rounded(.up))
+        let across: Range<Int>
+        switch edge {
+        case .left: across = 0..<min(deep, columns)
+        case .right: across = max(0, (width - Int(depth)) / block)..<columns
+        case .top: across = 0..<min(deep, rows)
+        case .bottom: across = max(0, (height - Int(depth)) / block)..<rows
+        }
+        let vertical = edge == .left || edge == .right
+        var runs: [ClosedRange<Int>] = []
+        for along in 0..<(vertical ? rows : columns) {
+            let changedHere = across.contains { other in
+                let (column, row) = vertical ? (other, along) : (along, other)
+                guard changed[row * columns + column] else { return false }
+                let (x, y) = (Double(column * block + block / 2), Double(row * block + block / 2))
+                return !searched.contains { x >= $0.left && x <= $0.right && y >= $0.top && y <= $0.bottom }
+            }
+            guard changedHere else { continue }
+            let pixels = (along * block)...(along * block + block - 1)
+            if let last = runs.last, pixels.lowerBound - last.upperBound <= joining {
+                runs[runs.count - 1] = last.lowerBound...pixels.upperBound
+            } else {
+                runs.append(pixels)
+            }
+        }
+        return runs.filter { touched(edge, over: $0) }
+    }
+
+    /// Takes the faces found in a frame: each continues the tracked face whose predicted box
+    /// it overlaps most (its motion measured from it); a tracked face not found is kept until
+    /// it has gone unfound for `fullScanInterval` frames, or a second's worth (`hiddenFrames`)
+    /// when more (dlib misses a face now and then, and one face passes behind another), or
+    /// until it is predicted out of the frame.
+    mutating func found(_ faces: [FaceDetection], width: Int, height: Int) {
+        var next: [Tracked] = []
+        var continued = Set<Int>()
+        for face in faces {
+            let box = Box(face)
+            var best: (index: Int, distance: Double)?
+            for (index, old) in tracked.enumerated() where !continued.contains(index) {
+                let distance = Self.distance(box, from: old)
+                if distance < best?.distance ?? .infinity { best = (index, distance) }
+            }
+            var face = Tracked(face: face)
+            if let best {
+                continued.insert(best.index)
+                let old = tracked[best.index]
+                let (frames, last) = (Double(old.missed + 1), Box(old.face))
+                face.velocity = (
+                    (box.center.x - last.center.x) / frames, (box.center.y - last.center.y) / frames,
+                    (box.size - last.size) / frames
+                )
+                face.moving = true
+            }
+            next.append(face)
+        }
+        let keptFor = max(fullScanInterval, Self.hiddenFrames)
+        for (index, old) in tracked.enumerated() where !continued.contains(index) && old.missed + 1 < keptFor {
+            guard !faces.contains(where: { $0.intersectionOverUnion(old.face) > 0.3 }) else { continue }
+            var kept = old
+            kept.missed += 1
+            // One that has left the frame is not coming back from where it went.
+            let center = kept.predicted(frames: kept.missed + 1).box.center
+            guard (0..<Double(width)).contains(center.x), (0..<Double(height)).contains(center.y) else { continue }
+            next.append(kept)
+        }
+        tracked = next
+    }
+
+    /// How far a found box lies from where a tracked face was predicted, in the predicted
+    /// face's widths; infinite when it cannot be that face (too far, or a size more than a
+    /// pyramid level and a half away).
+    static func distance(_ box: Box, from tracked: Tracked) -> Double {
+        let (predicted, size) = tracked.predicted(frames: tracked.missed + 1)
+        let ratio = box.size / size
+        guard ratio > 1 / 1.35, ratio < 1.35 else { return .infinity }
+        let (dx, dy) = (box.center.x - predicted.center.x, box.center.y - predicted.center.y)
+        let distance = (dx * dx + dy * dy).squareRoot() / size
+        return distance <= unmeasuredReach + 0.5 ? distance : .infinity
+    }
+}

@@ -1,0 +1,47 @@
+import SightlineCore
+
+/// A frame's luma plane averaged over 8x8 blocks: what the motion gate and region tracking
+/// compare from frame to frame, cheaply (1/64 of the pixels) and insensitive to the noise
+/// of single pixels. Blocks cut by the frame's right or bottom edge are left out.
+package struct LumaBlocks: Sendable, Equatable {
+    package static let size = 8
+    package private(set) var columns = 0
+    package private(set) var rows = 0
+    /// Row by row, `columns` a row.
+    package private(set) var means: [UInt8] = []
+
+    package init() {}
+
+    /// The blocks of `pixels`, in place of the ones held (their storage is reused).
+    package mutating func measure(_ pixels: PixelBuffer) throws {
+        let luma = try pixels.requireLumaPlane()
+        (columns, rows) = (pixels.width / Self.size, pixels.height / Self.size)
+        means.removeAll(keepingCapacity: true)
+        means.reserveCapacity(columns * rows)
+        let base = luma.baseAddress.assumingMemoryBound(to: UInt8.self)
+        var sums = [Int](repeating: 0, count: columns)
+        for row in 0..<rows {
+            for index in sums.indices { sums[index] = 0 }
+            for y in 0..<Self.size {
+                let line = base + (row * Self.size + y) * luma.bytesPerRow
+                for column in 0..<columns {
+                    let block = line + column * Self.size
+                    var sum = 0
+                    for x in 0..<Self.size { sum += Int(block[x]) }
+                    sums[column] += sum
+                }
+            }
+            for sum in sums { means.append(UInt8(sum / (Self.size * Self.size))) }
+        }
+    }
+
+    /// Whether both were measured on frames of the same size (and anything at all).
+    package func comparable(with other: LumaBlocks) -> Bool {
+        columns == other.columns && rows == other.rows && !means.isEmpty
+    }
+
+    /// Whether block `index` differs from the same block of `other` by more than `threshold`.
+    package func changed(_ index: Int, from other: LumaBlocks, threshold: Int) -> Bool {
+        abs(Int(means[index]) - Int(other.means[index])) > threshold
+    }
+}
