@@ -29,6 +29,17 @@ for clip in crossing_1280x720 still_640x480; do
   "$bin/sightline" bench --source "$tracking/$clip.mp4" --full-scan-interval 5 --motion-gate --latency-rounds 0 |
     grep -E "^[0-9]+x[0-9]+ +tracking"
 done
+# Hard footage for tracking, from stills Debian ships with dlib (faces entering fast at each
+# edge, a collage zoomed in and out, two portraits crossing as they grow and shrink): recall
+# and speed at full-scan intervals 2, 5 and 10.
+for size in 640x480 1280x720; do
+  tools/make-hard-tracking-media.sh "$tracking" "$size" >/dev/null
+  for clip in edges zoom crossing; do
+    echo "($clip clip)"
+    "$bin/sightline" bench --source "$tracking/${clip}_$size.mp4" --full-scan-interval 2 --full-scan-interval 5 \
+      --full-scan-interval 10 --latency-rounds 0 | grep -E "^[0-9]+x[0-9]+ +tracking"
+  done
+done
 
 # Whole processes, every frame, as a user runs them: `sightline run` (scanning every frame
 # whole, then with --full-scan-interval 5) against the loop a Python user writes (PyAV →

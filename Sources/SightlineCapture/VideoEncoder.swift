@@ -25,6 +25,9 @@ package final class VideoEncoder {
     package let width: Int
     package let height: Int
     package let timescale: Int32
+    /// The layout x264 is given frames in: yuv420p, or NV12 as a camera delivers it (x264
+    /// reads NV12 itself, which saves converting every frame).
+    package let pixelFormat: PixelFormat
     private var context: UnsafeMutablePointer<AVCodecContext>?
     private var frame: UnsafeMutablePointer<AVFrame>? = av_frame_alloc()
     private var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
@@ -33,8 +36,13 @@ package final class VideoEncoder {
     /// Makes the next frame a key frame, for a subscriber that just arrived.
     package var forceKeyFrame = false
 
-    /// `frameRate` sets the rate control's notion of time and the default key-frame interval.
-    package init(width: Int, height: Int, timescale: Int32, frameRate: Double, options: Options = Options()) throws {
+    /// `frameRate` sets the rate control's notion of time and the default key-frame interval;
+    /// `pixelFormat` is that of the frames to come (other layouts than NV12 are encoded from
+    /// yuv420p, converted when they are not).
+    package init(
+        width: Int, height: Int, timescale: Int32, frameRate: Double, pixelFormat: PixelFormat = .yuv420p,
+        options: Options = Options()
+    ) throws {
         guard let codec = avcodec_find_encoder_by_name("libx264") else {
             throw SightlineError.invalidArgument("this FFmpeg has no libx264 encoder")
         }
@@ -44,11 +52,12 @@ package final class VideoEncoder {
         self.width = width
         self.height = height
         self.timescale = timescale
+        self.pixelFormat = pixelFormat == .nv12 ? .nv12 : .yuv420p
         context = avcodec_alloc_context3(codec)
         guard let context else { throw SightlineError.invalidArgument("out of memory") }
         context.pointee.width = Int32(width)
         context.pointee.height = Int32(height)
-        context.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+        context.pointee.pix_fmt = self.pixelFormat.avPixelFormat
         context.pointee.time_base = AVRational(num: 1, den: timescale)
         let rate = frameRate > 0 ? frameRate : 30
         context.pointee.framerate = av_d2q(rate, 100_000)
@@ -86,10 +95,10 @@ package final class VideoEncoder {
         }
         let pts = input.time.converted(to: timescale).value
         if let duration = input.duration { durations[pts] = duration }
-        try withYUV420(input.pixels) { planes in
+        try withEncoderLayout(input.pixels) { planes in
             frame.pointee.width = Int32(width)
             frame.pointee.height = Int32(height)
-            frame.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+            frame.pointee.format = pixelFormat.avPixelFormat.rawValue
             frame.pointee.pts = pts
             frame.pointee.pict_type = forceKeyFrame ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
             forceKeyFrame = false
@@ -131,12 +140,12 @@ package final class VideoEncoder {
         return packets
     }
 
-    /// Hands yuv420p planes straight through; other layouts go through swscale.
-    private func withYUV420(_ pixels: PixelBuffer, _ body: ([Plane]) throws -> Void) throws {
-        if pixels.format == .yuv420p { return try body(pixels.planes) }
+    /// Hands planes in the encoder's layout straight through; others go through swscale.
+    private func withEncoderLayout(_ pixels: PixelBuffer, _ body: ([Plane]) throws -> Void) throws {
+        if pixels.format == pixelFormat { return try body(pixels.planes) }
         guard
             let converted = scaler.convert(
-                pixels.planes, from: pixels.format.avPixelFormat, width: width, height: height)
+                pixels.planes, from: pixels.format.avPixelFormat, width: width, height: height, to: pixelFormat)
         else {
             throw SightlineError.sourceFailed(source: "encoder", reason: "cannot convert \(pixels.format)")
         }

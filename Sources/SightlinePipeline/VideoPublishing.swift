@@ -73,7 +73,7 @@ package final class VideoPublishing: FrameDataOutputDelegate, Sendable {
             if encoding.encoder == nil {
                 encoding.encoder = try VideoEncoder(
                     width: frame.pixels.width, height: frame.pixels.height, timescale: frame.time.timescale,
-                    frameRate: frameRate, options: encoderOptions)
+                    frameRate: frameRate, pixelFormat: frame.pixels.format, options: encoderOptions)
                 state.withLock { $0.encoding = true }
             }
             guard let encoder = encoding.encoder else { return }

@@ -89,3 +89,60 @@ import Testing
         }
     }
 }
+
+/// A camera's NV12 goes to x264 as it is, without a conversion of every frame; what comes
+/// out is the camera's picture (ffmpeg decodes it back to the same luma), as when the frames
+/// are converted to yuv420p first.
+@Suite struct VideoEncoderLayoutTests {
+    @Test func nv12IsEncodedAsItComes() throws {
+        let directory = try TemporaryDirectory("encode-nv12")
+        let (width, height, count) = (640, 480, 10)
+        let raw = directory.file("pattern.nv12")
+        let made = try ExternalTool.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=\(width)x\(height):rate=30", "-frames:v",
+                "\(count)", "-pix_fmt", "nv12", "-f", "rawvideo", raw,
+            ])
+        try #require(made.status == 0, "\(made.stderr)")
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: raw)))
+        let frameBytes = width * height * 3 / 2
+        let converter = try CapturedFrameConverter(
+            pixelFormat: .nv12, width: width, height: height, bytesPerLine: width)
+        let frames = try (0..<count).map { index in
+            try bytes[(index * frameBytes)..<((index + 1) * frameBytes)].withUnsafeBytes { buffer in
+                VideoFrame(
+                    pixels: try converter.convert(buffer), time: MediaTime(value: Int64(index), timescale: 30),
+                    duration: MediaTime(value: 1, timescale: 30), wallClockNanoseconds: 0, index: index)
+            }
+        }
+        #expect(frames[0].pixels.format == .nv12)
+        var lumas: [[UInt8]] = []
+        for layout in [PixelFormat.nv12, .yuv420p] {
+            let encoder = try VideoEncoder(
+                width: width, height: height, timescale: 30, frameRate: 30, pixelFormat: layout)
+            #expect(encoder.pixelFormat == layout)
+            var stream: [UInt8] = []
+            for frame in frames { stream += try encoder.encode(frame).flatMap(\.annexB) }
+            stream += try encoder.flush().flatMap(\.annexB)
+            let h264 = directory.file("\(layout).h264")
+            try Data(stream).write(to: URL(fileURLWithPath: h264))
+            // Decoded to yuv420p (the same range, where gray would stretch it): the luma planes.
+            let decoded = directory.file("\(layout).yuv")
+            let output = try ExternalTool.run(
+                "ffmpeg", ["-v", "error", "-y", "-i", h264, "-pix_fmt", "yuv420p", "-f", "rawvideo", decoded])
+            try #require(output.status == 0, "\(output.stderr)")
+            let yuv = Array(try Data(contentsOf: URL(fileURLWithPath: decoded)))
+            lumas.append(
+                (0..<(yuv.count / frameBytes)).flatMap { yuv[($0 * frameBytes)..<($0 * frameBytes + width * height)] })
+        }
+        // Every frame back, and each one the camera's picture (x264's losses only).
+        let original = (0..<count).flatMap { bytes[($0 * frameBytes)..<($0 * frameBytes + width * height)] }
+        for luma in lumas {
+            #expect(luma.count == width * height * count)
+            let difference =
+                Double(zip(luma, original).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) }) / Double(luma.count)
+            #expect(difference < 2, "mean luma difference \(difference)")
+        }
+    }
+}
