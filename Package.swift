@@ -38,7 +38,10 @@ let package = Package(
     ],
     targets: [
         // C libraries from Debian, through thin shims.
-        .systemLibrary(name: "CZMQ", pkgConfig: "libzmq", providers: [.apt(["libzmq3-dev"])]),
+        // No pkgConfig: Debian's libzmq.pc adds `-isystem /usr/include/mit-krb5` (and other
+        // directories zmq.h does not need), which SwiftPM refuses with a warning on every
+        // build; the header is in /usr/include and the module map links -lzmq.
+        .systemLibrary(name: "CZMQ", providers: [.apt(["libzmq3-dev"])]),
         .systemLibrary(
             name: "CFFmpeg", pkgConfig: "libavformat libavcodec libswscale libswresample libavutil",
             providers: [

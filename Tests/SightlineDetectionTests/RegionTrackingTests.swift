@@ -173,7 +173,7 @@ import Testing
 
         let threads = 3
         nonisolated(unsafe) let shared = landmarker
-        nonisolated(unsafe) let pixels = frames.map(\.pixels)
+        let pixels = frames.map(\.pixels)
         let mismatches = Mutex(0)
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
             for _ in 0..<20 {

@@ -208,7 +208,7 @@ import Testing
             try clip.checkedRange(from: 12, to: 20)
         }
         let existing = directory.file("exists.mov")
-        FileManager.default.createFile(atPath: existing, contents: Data("keep me".utf8))
+        _ = FileManager.default.createFile(atPath: existing, contents: Data("keep me".utf8))
         #expect(throws: ExportError.outputExists(existing)) {
             try ClipTrimmer.trim(clip, range: 0..<1, to: existing, overwrite: false)
         }
@@ -219,7 +219,7 @@ import Testing
             try ClipTrimmer.trim(clip, range: 0..<1, to: "/proc/sightline/clip.mov", overwrite: false)
         }
         let garbage = directory.file("garbage.mov")
-        FileManager.default.createFile(atPath: garbage, contents: Data("not a movie".utf8))
+        _ = FileManager.default.createFile(atPath: garbage, contents: Data("not a movie".utf8))
         #expect(throws: ExportError.self) { try ClipSource(path: garbage) }
         #expect(try Data(contentsOf: URL(fileURLWithPath: source)) == before)
     }
