@@ -29,6 +29,7 @@
 #include <mutex>
 #include <pthread.h>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -265,7 +266,11 @@ private:
     // for each (the four edges' bands at the deep levels, where each is most of the level).
     template <typename image_type> void merge_wanted(const Scanner &scanner, const image_type &img) {
         const long pad = (static_cast<long>(scanner.get_padding()) + 4) * scanner.get_cell_size();
-        std::stable_sort(wanted_.begin(), wanted_.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+        // By level, then place: a total order, so the crops come out the same whatever the regions' order.
+        std::sort(wanted_.begin(), wanted_.end(), [](const auto &a, const auto &b) {
+            return std::make_tuple(a.first, a.second.top(), a.second.left(), a.second.bottom(), a.second.right()) <
+                   std::make_tuple(b.first, b.second.top(), b.second.left(), b.second.bottom(), b.second.right());
+        });
         areas_.clear();
         std::vector<std::pair<unsigned long, dlib::rectangle>> merged;
         for (size_t first = 0; first < wanted_.size();) {

@@ -124,6 +124,8 @@ final class ConnectionLimitHandler: ChannelDuplexHandler, RemovableChannelHandle
         let head = HTTPResponse(
             status: .serviceUnavailable, headerFields: [.contentLength: "0", .connection: "close", .retryAfter: "1"])
         context.write(wrapOutboundOut(.head(head)), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+        // The write completes on the channel's event loop, where the context may be used.
+        let onLoop = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in onLoop.value.close(promise: nil) }
     }
 }
