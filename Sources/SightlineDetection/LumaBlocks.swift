@@ -9,6 +9,8 @@ package struct LumaBlocks: Sendable, Equatable {
     package private(set) var rows = 0
     /// Row by row, `columns` a row.
     package private(set) var means: [UInt8] = []
+    /// One row of blocks' sums, kept so that measuring a frame allocates nothing.
+    private var sums: [Int] = []
 
     package init() {}
 
@@ -19,7 +21,8 @@ package struct LumaBlocks: Sendable, Equatable {
         means.removeAll(keepingCapacity: true)
         means.reserveCapacity(columns * rows)
         let base = luma.baseAddress.assumingMemoryBound(to: UInt8.self)
-        var sums = [Int](repeating: 0, count: columns)
+        sums.removeAll(keepingCapacity: true)
+        sums.append(contentsOf: repeatElement(0, count: columns))
         for row in 0..<rows {
             for index in sums.indices { sums[index] = 0 }
             for y in 0..<Self.size {
