@@ -88,6 +88,7 @@ let package = Package(
         .target(
             name: "SightlineHTTP",
             dependencies: [
+                "SightlineCore", "SightlineCapture",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -137,7 +138,7 @@ let package = Package(
         .target(
             name: "SightlineService",
             dependencies: [
-                "SightlineCore", "SightlineBus", "SightlinePipeline", "SightlineRecorder", "SightlineHTTP",
+                "SightlineCore", "SightlineBus", "SightlineCapture", "SightlinePipeline", "SightlineRecorder", "SightlineHTTP",
                 "SightlineMQTT", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

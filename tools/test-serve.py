@@ -45,6 +45,20 @@ def get(port, path, token=None):
         return error.code, error.read().decode()
 
 
+def still(port, path, token):
+    """A JPEG from the operations server: (width, height, pixels of the faces' box green)."""
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        jpeg = response.read()
+    probe = json.loads(subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=width,height", "-of", "json",
+                                       "-"], input=jpeg, capture_output=True).stdout)["streams"][0]
+    rgb = subprocess.run(["ffmpeg", "-v", "error", "-i", "-", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"], input=jpeg,
+                         capture_output=True).stdout
+    green = sum(1 for i in range(0, len(rgb) - 2, 3)
+                if rgb[i] < 70 and rgb[i + 1] > 180 and rgb[i + 2] < 130)  # (0, 224, 80), after JPEG
+    return probe["width"], probe["height"], green
+
+
 def frames_in(movie):
     probe = subprocess.run(
         ["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
@@ -178,6 +192,16 @@ try:
     status, body = get(console_port, "/api/sources")
     listed = {source["id"] for source in json.loads(body)} if status == 200 else set()
     check("the console lists the running sources", {"lobby", "yard"} <= listed, body[:500])
+    status, body = get(console_port, "/api/sources/lobby/controls")
+    check("the console says a file has no controls", status == 409 and "is not a camera" in body, (status, body))
+    status, body = get(console_port, "/api/sources/door/latest.jpg")
+    check("the console says a failed source has no picture", status == 503 and "is not running now" in body,
+          (status, body))
+    with urllib.request.urlopen(f"http://127.0.0.1:{console_port}/api/sources/lobby/latest.jpg?h=240") as answer:
+        jpeg = answer.read()
+    probe = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=width,height", "-of", "csv=p=0", "-"],
+                           input=jpeg, capture_output=True, text=False).stdout.decode().strip()
+    check("the console serves the latest picture, scaled", probe == "320,240", probe)
     status, body = get(console_port, "/api/recordings")
     check("the console lists the recordings", status == 200 and "shelf-" in body, body[:300])
 
@@ -272,6 +296,14 @@ try:
     check("/metrics with a wrong token is 401", get(port, "/metrics", "x" * 20)[0] == 401)
     status, text = get(port, "/metrics", token)
     check("/metrics with the token is 200", status == 200 and "sightline_frames_total" in text)
+    # The source's endpoints follow the same token rules.
+    check("latest.jpg without the token is 401", get(port, "/api/sources/cam1/latest.jpg")[0] == 401)
+    status, body = get(port, "/api/sources/cam1/controls", token)
+    check("a file's controls are 409, one line", status == 409 and "is not a camera" in body, (status, body))
+    plain, boxed = (still(port, "/api/sources/cam1/latest.jpg" + query, token) for query in ("", "?boxes=1"))
+    check("latest.jpg is the frame's size", plain[:2] == (640, 480), plain[:2])
+    check("latest.jpg?boxes=1 has the faces' green boxes, the plain one none",
+          boxed[:2] == (640, 480) and boxed[2] > 200 and plain[2] < 20, (plain[2], boxed[2]))
 finally:
     guarded.send_signal(signal.SIGTERM)
     guarded.wait(timeout=60)

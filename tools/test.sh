@@ -21,6 +21,7 @@ vivid="${VIVID_RUN:-$(cd .. && pwd)/shared/tools/vivid-run}"
 if [ -e /dev/video0 ]; then
   echo "V4L2 suites: ran above against /dev/video0"
   tools/test-camera-cli.sh "$(swift build --show-bin-path)/sightline"
+  python3 tools/test-camera-controls.py "$(swift build --show-bin-path)/sightline"
   python3 tools/test-microphone.py "$(swift build --show-bin-path)/sightline"  # skipped without snd-aloop
 elif [ -x "$vivid" ]; then
   # One suite after the other (they share the one device), each as the VM's command itself:
@@ -30,6 +31,7 @@ elif [ -x "$vivid" ]; then
     "$vivid" --timeout 600 -- "$tests" --testing-library swift-testing --filter "$suite"
   done
   "$vivid" --timeout 600 -- tools/test-camera-cli.sh "$(swift build --show-bin-path)/sightline"
+  "$vivid" --timeout 900 -- python3 tools/test-camera-controls.py "$(swift build --show-bin-path)/sightline"
   # A microphone beside the camera: the kernel's snd-aloop loopback card plays into itself.
   VIVID_EXTRA_MODULES="snd-aloop" "$vivid" --timeout 600 -- \
     python3 tools/test-microphone.py "$(swift build --show-bin-path)/sightline"

@@ -17,14 +17,18 @@ final class InterruptFlag: Sendable {
         if !flag.exchange(true, ordering: .acquiringAndReleasing) { wakeUp.signal() }
     }
 
-    /// Waits until `deadline` or until the flag is set, whichever comes first; returns
+    /// Ends a `sleep(until:)` early without setting the flag (a camera appeared: try it
+    /// now). Any thread.
+    func nudge() { wakeUp.signal() }
+
+    /// Waits until `deadline`, until the flag is set, or until nudged; returns
     /// whether it is set. Called by one thread at a time: the one that owns the source.
     @discardableResult
     func sleep(until deadline: ContinuousClock.Instant) -> Bool {
         guard !isSet else { return true }
         let left = deadline - .now
         guard left > .zero else { return false }
-        if wakeUp.wait(timeout: .now() + Self.timeout(left)) == .success {
+        if wakeUp.wait(timeout: .now() + Self.timeout(left)) == .success, isSet {
             wakeUp.signal()  // set for good: a later sleep returns at once as well
         }
         return isSet

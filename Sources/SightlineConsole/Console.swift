@@ -37,7 +37,7 @@ package struct Console: Sendable {
             logger: logger, onEvent: events.record)
         let router = ConsoleRouter(
             live: live, library: library, events: events, clips: ClipJobs(logger: logger), token: configuration.token,
-            logger: logger
+            runningSources: configuration.runningSources, logger: logger
         ).router()
         let host = configuration.host
         let application = Application(

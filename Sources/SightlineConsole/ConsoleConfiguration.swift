@@ -1,5 +1,6 @@
 import SightlineBus
 import SightlineCore
+import SightlineHTTP
 
 /// Everything `sightline console` needs to know.
 package struct ConsoleConfiguration: Sendable {
@@ -24,6 +25,10 @@ package struct ConsoleConfiguration: Sendable {
     package var eventIndexPath: String?
     /// How often the index looks for new, grown and deleted recordings.
     package var indexInterval: Duration = .seconds(5)
+    /// The sources, when the console runs in the process that runs them (`serve`): their
+    /// cameras' controls (the live page's panel) and latest pictures. nil: neither
+    /// (`sightline console` on its own).
+    package var runningSources: (any RunningSources)?
 
     /// Where the event index is kept; nil: in memory.
     package var resolvedEventIndexPath: String? {

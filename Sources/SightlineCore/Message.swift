@@ -267,6 +267,10 @@ public struct SourceStatus: Sendable, Codable, Equatable {
     /// Which device an `interrupted` or `resumed` is about when it is not the video
     /// source: `microphone` (the `--audio-device` beside a camera).
     public var device: String?
+    /// A camera's controls as they are set (those configured or changed since, as the
+    /// driver kept them), by v4l2-ctl's names: on `started`, `running` and `resumed`, and at
+    /// once in a `running` status whose `reason` says what changed.
+    public var controls: [String: Int64]?
 
     /// `everyFrame`: the source waits for its detectors, as `AVAssetReader` does (files);
     /// `dropLate`: a frame that arrives while a detector is busy is dropped, as

@@ -26,7 +26,7 @@ extension AnalysisPipeline {
     static func open(_ source: PipelineSource, logger: Logger) throws -> (any FrameSource, MediaFileSource?) {
         switch source {
         case .camera(let path, let options, _):
-            let camera = try V4L2Source(path: path, options: options)
+            let camera = try V4L2Source(path: path, options: options, logger: logger)
             logger.info(
                 "camera",
                 metadata: ["device": "\(camera.path)", "mode": "\(camera.mode)", "chosen": "\(camera.modeWasChosen)"])
@@ -73,12 +73,15 @@ extension AnalysisPipeline {
         let publisher: Publisher
         let sourceID: String
         let discardLateFrames: Bool
+        let stills: StillImageOutput?
         let logger: Logger
         private(set) var all: [FrameDataOutput] = []
 
-        init(publisher: Publisher, sourceID: String, discardLateFrames: Bool, logger: Logger) {
-            (self.publisher, self.sourceID, self.discardLateFrames, self.logger) = (
-                publisher, sourceID, discardLateFrames, logger
+        init(
+            publisher: Publisher, sourceID: String, discardLateFrames: Bool, stills: StillImageOutput?, logger: Logger
+        ) {
+            (self.publisher, self.sourceID, self.discardLateFrames, self.stills, self.logger) = (
+                publisher, sourceID, discardLateFrames, stills, logger
             )
         }
 
@@ -88,7 +91,8 @@ extension AnalysisPipeline {
             _ detectors: [Detector], annotator: (any TrackedObjectAnnotator<Detector.Object>)? = nil, name: String
         ) -> ObjectAnalysis<Detector> {
             let analysis = ObjectAnalysis(
-                detectors: detectors, annotator: annotator, publisher: publisher, sourceID: sourceID, logger: logger)
+                detectors: detectors, annotator: annotator, publisher: publisher, sourceID: sourceID, stills: stills,
+                logger: logger)
             all.append(
                 FrameDataOutput(
                     name: name, delegate: analysis, alwaysDiscardsLateFrames: discardLateFrames,

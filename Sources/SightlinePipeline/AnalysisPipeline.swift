@@ -141,6 +141,11 @@ package final class AnalysisPipeline: Service, Sendable {
     package let configuration: PipelineConfiguration
     package let publisher: Publisher
     private let session: CaptureSession
+    /// A camera's controls, which the operations server lists and changes; nil for media.
+    package let cameraControls: CameraControls?
+    /// Pictures of a live source taken while it runs (`latest.jpg`); nil for a file read
+    /// as fast as it goes.
+    package let stills: StillImageOutput?
     private let faces: ObjectAnalysis<FaceDetector>?
     private let codes: ObjectAnalysis<BarcodeDetector>?
     private let video: VideoPublishing
@@ -161,6 +166,7 @@ package final class AnalysisPipeline: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         let (source, file) = try Self.open(configuration.source, logger: logger)
+        cameraControls = (source as? V4L2Source)?.controls
         let isLive =
             switch configuration.source {
             case .camera: true
@@ -175,9 +181,10 @@ package final class AnalysisPipeline: Service, Sendable {
             configuration.detection, input: source.input, analysingWholeFile: !isLive && !discardLateFrames,
             logger: logger)
         publisher = try configuration.bus.publisher(logger: logger)
+        stills = isLive ? StillImageOutput() : nil
         var outputs = Outputs(
             publisher: publisher, sourceID: configuration.sourceID, discardLateFrames: discardLateFrames,
-            logger: logger)
+            stills: stills, logger: logger)
         faces =
             detectors.faces.isEmpty
             ? nil : outputs.analysis(detectors.faces, annotator: detectors.identification, name: "detect")
@@ -194,8 +201,10 @@ package final class AnalysisPipeline: Service, Sendable {
         (microphone, microphonePublishing, audioCounters) = (sound.microphone, sound.publishing, sound.counters)
         let (publisher, sourceID, currentState) = (self.publisher, configuration.sourceID, StateCell())
         self.currentState = currentState
+        let controls = cameraControls
         let session = CaptureSession(source: source, outputs: outputs.all, logger: logger) { event in
-            Self.publish(event, publisher: publisher, sourceID: sourceID, state: currentState, device: nil)
+            Self.publish(
+                event, publisher: publisher, sourceID: sourceID, state: currentState, device: nil, controls: controls)
         }
         self.session = session
         let (bus, recentFrames) = (configuration.bus, framesOutput?.recent)
@@ -213,13 +222,15 @@ package final class AnalysisPipeline: Service, Sendable {
     /// `device`), as a status message and the state health checks read. Called on the
     /// device's thread.
     private static func publish(
-        _ event: CaptureSession.SourceEvent, publisher: Publisher, sourceID: String, state: StateCell, device: String?
+        _ event: CaptureSession.SourceEvent, publisher: Publisher, sourceID: String, state: StateCell, device: String?,
+        controls: CameraControls? = nil
     ) {
-        let status: SourceStatus =
+        var status: SourceStatus =
             switch event {
             case .interrupted(let reason): SourceStatus(state: .interrupted, reason: reason, device: device)
             case .resumed: SourceStatus(state: .resumed, device: device)
             }
+        if status.state == .resumed { status.controls = controls?.reported }
         state.value.withLock { $0 = status }
         publisher.publish(
             Message(kind: .status, source: sourceID, time: nil, wallTimeNs: WallClock.nowNanoseconds(), status: status))
@@ -340,8 +351,18 @@ package final class AnalysisPipeline: Service, Sendable {
                 "full-scan-interval": "\(configuration.detection.faces.fullScanInterval)",
                 "motion-gate": "\(configuration.detection.faces.motionGate)",
             ])
-        publishStatus(SourceStatus(state: .started, input: input, detections: detections, analysis: analysisMode))
+        var started = SourceStatus(state: .started, input: input, detections: detections, analysis: analysisMode)
+        started.controls = cameraControls?.reported
+        publishStatus(started)
         currentState.value.withLock { $0 = SourceStatus(state: .running) }
+        // A change of the camera's controls (the operations server's PUT) is published at
+        // once, so recordings and subscribers know from when exposure was locked.
+        cameraControls?.onChange { [weak self] _, change in
+            guard let self else { return }
+            var status = runningStatus(input)
+            status.reason = change
+            publishStatus(status)
+        }
     }
 
     /// A part that runs beside capture: started with the others, stopped when shut down or
@@ -408,10 +429,13 @@ package final class AnalysisPipeline: Service, Sendable {
         }
     }
 
-    private func publishRunningStatus(_ input: InputDescription) {
-        publishStatus(
-            SourceStatus(
-                state: .running, input: input, counters: counters, detections: detections, analysis: analysisMode))
+    private func publishRunningStatus(_ input: InputDescription) { publishStatus(runningStatus(input)) }
+
+    private func runningStatus(_ input: InputDescription) -> SourceStatus {
+        var status = SourceStatus(
+            state: .running, input: input, counters: counters, detections: detections, analysis: analysisMode)
+        status.controls = cameraControls?.reported
+        return status
     }
 
     /// Ends the inputs and outputs, publishes the final status with every counter, and

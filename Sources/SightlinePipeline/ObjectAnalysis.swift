@@ -37,6 +37,8 @@ package final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataO
     private let failures: Counter
     /// Its kind's, for snapshots' boxes.
     private let colour: RGBColour
+    /// Pictures of the running source, taken on request; nil when nobody can ask (a file).
+    private let stills: StillImageOutput?
 
     /// What the output's queue keeps from frame to frame.
     private struct Tracking {
@@ -55,9 +57,10 @@ package final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataO
     /// `detectors`: one, or one per frame to detect at the same time.
     package init(
         detectors: [Detector], annotator: (any TrackedObjectAnnotator<Object>)? = nil, publisher: Publisher,
-        sourceID: String, logger: Logger
+        sourceID: String, stills: StillImageOutput? = nil, logger: Logger
     ) {
         precondition(!detectors.isEmpty, "an analysis needs a detector")
+        self.stills = stills
         lanes = DetectionLanes(detectors: detectors)
         framesAhead = detectors.map(\.framesAhead).max() ?? 0
         framesInFlight =
@@ -87,6 +90,7 @@ package final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataO
     package var timing: TimingCounters { timingState.withLock { $0 } }
 
     package func frameDataOutput(_ output: FrameDataOutput, didOutput frame: VideoFrame) {
+        stills?.frameArrived(frame)
         tracking.withLock { tracking in
             guard framesInFlight > 1 else {
                 let started = ContinuousClock.now
@@ -153,13 +157,15 @@ package final class ObjectAnalysis<Detector: MetadataObjectDetector>: FrameDataO
         tracking.objectsWerePresent = !update.objects.isEmpty
         // Last: a JPEG now and then, after what subscribers wait for.
         let colour = colour
+        let sightings = update.objects.lazy.map {
+            ObjectSnapshots.Sighting(
+                id: $0.objectID, object: Object.eventObject, bounds: $0.bounds, score: $0.detectionScore,
+                colour: colour)
+        }
+        if let stills { stills.frameAnalysed(frame, object: Object.eventObject, sightings: Array(sightings)) }
         tracking.snapshots.frameAnalysed(
             at: frame.time, wallTimeNs: frame.wallClockNanoseconds, picture: { frame.pixels },
-            objects: update.objects.lazy.map {
-                ObjectSnapshots.Sighting(
-                    id: $0.objectID, object: Object.eventObject, bounds: $0.bounds, score: $0.detectionScore,
-                    colour: colour)
-            }, identified: changed.map(\.objectID), left: update.left.map(\.objectID))
+            objects: sightings, identified: changed.map(\.objectID), left: update.left.map(\.objectID))
     }
 
     /// At the end of the run: frames still being detected are published, then objects

@@ -17,7 +17,7 @@ import SightlineCore
 /// metadata input's thread).
 struct ObjectSnapshots {
     /// What a snapshot needs of an object in a frame.
-    struct Sighting {
+    struct Sighting: Sendable {
         var id: Int
         /// As its events name it: `face`, `code`, a detected object's type.
         var object: String

@@ -1,6 +1,7 @@
 import Logging
 import ServiceLifecycle
 import SightlineBus
+import SightlineCapture
 import SightlineCore
 import SightlineMQTT
 import SightlinePipeline
@@ -187,6 +188,9 @@ package final class SightlineServices: Sendable {
     /// still get their final status, then the recorders, which finalise their files, and
     /// the metrics endpoint last. `extra`: more subscribers of this process (`run --print`),
     /// stopped after the sources.
+    /// The running sources, as the console beside the operations server offers them.
+    package var runningSources: MonitoredSources { MonitoredSources(monitored) }
+
     package func run(extra: [any Service] = []) async throws {
         // Recorders and printers in this process subscribe before the first key frame.
         if !recorders.isEmpty || !extra.isEmpty || mqtt != nil {

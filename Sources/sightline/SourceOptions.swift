@@ -28,6 +28,13 @@ struct SourceOptions: ParsableArguments {
     @Option(help: "Camera pixel format: yuyv, nv12, yu12, grey, mjpeg … (V4L2 devices).")
     var pixelFormat: String?
 
+    @Option(
+        name: .customLong("control"),
+        help: ArgumentHelp(
+            "A camera control, NAME=VALUE (repeatable): v4l2-ctl's name or AVFoundation's (exposureMode=locked); `sightline devices` lists them.",
+            valueName: "name=value"))
+    var controls: [String] = []
+
     @Option(help: "Seconds a camera may stay unplugged or failed before the run stops (default 30).")
     var reconnectTimeout: Double?
 
@@ -131,6 +138,8 @@ struct SourceOptions: ParsableArguments {
             }
             options.pixelFormat = format
         }
+        options.controls = try controls.prefix(65).map { try V4L2ControlRequest($0) }
+        guard controls.count <= 64 else { throw SightlineError.invalidArgument("at most 64 --control settings") }
         if let reconnectTimeout {
             options.reconnectTimeout = try OptionValues.duration(
                 reconnectTimeout, option: "--reconnect-timeout", allowZero: true)
@@ -146,7 +155,7 @@ struct SourceOptions: ParsableArguments {
         guard V4L2Source.isDevice(name) else {
             let given: [(String, Bool)] = [
                 ("--size", size != nil), ("--fps", fps != nil), ("--pixel-format", pixelFormat != nil),
-                ("--reconnect-timeout", reconnectTimeout != nil),
+                ("--reconnect-timeout", reconnectTimeout != nil), ("--control", !controls.isEmpty),
                 ("--audio-device \(audioDevice.map(OptionValues.cut) ?? "")", audioDevice != nil),
             ]
             if let option = given.first(where: \.1)?.0 {

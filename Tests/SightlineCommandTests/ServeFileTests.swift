@@ -101,6 +101,33 @@ import Testing
         }
     }
 
+    /// `controls:` is a mapping of a camera's controls, each becoming `--control NAME=VALUE`.
+    @Test func aCamerasControlsAreAMapping() throws {
+        let path = directory.file("controls.yml")
+        try (Self.valid + "\n  - source-id: door\n    source: /dev/video9\n    controls:\n      brightness: 140\n"
+            + "      exposureMode: locked\n").write(toFile: path, atomically: true, encoding: .utf8)
+        let file = ServeFile(path: path)
+        #expect(file.problems == [])
+        let door = try #require(file.services.sources.first { $0.id == "door" }?.pipeline?.source)
+        guard case .camera(_, let options, _) = door else {
+            Issue.record("door is not a camera: \(door)")
+            return
+        }
+        #expect(
+            options.controls == [
+                .init(name: "brightness", value: "140"), .init(name: "exposureMode", value: "locked"),
+            ])
+        for (controls, named) in [
+            ("\n    controls:\n      brightness: {a: 1}", "controls"),
+            ("\n    controls: [brightness=1]", "'controls' takes one value"),
+        ] {
+            let found = try problems(Self.valid + "\n  - source-id: door\n    source: /dev/video9" + controls + "\n")
+            #expect(found.count == 1 && found[0].contains(named), "\(controls): \(found)")
+        }
+        let onAFile = try problems(Self.valid + "\n    controls:\n      brightness: 1\n")
+        #expect(onAFile.count == 1 && onAFile[0].contains("control goes with a camera"), "\(onAFile)")
+    }
+
     @Test func longValuesAreCutTo80Characters() throws {
         let long = String(repeating: "x", count: 10_000_000)
         for text in [Self.valid + "\n    fps: \(long)\n", Self.valid + "\n    \(long): 1\n", "colour: \(long)\n"] {

@@ -91,6 +91,8 @@ package struct V4L2Device: Sendable, Codable, Equatable {
     package var card: String
     package var bus: String
     package var formats: [Format]
+    /// Its controls and their values now (`VIDIOC_QUERY_EXT_CTRL`).
+    package var controls: [V4L2Control]
 
     /// Every V4L2 video capture device on this machine (`/dev/video*`), in order.
     package static func list() -> [V4L2Device] {
@@ -124,6 +126,7 @@ package struct V4L2Device: Sendable, Codable, Equatable {
         card = cString(&capability.card)
         bus = cString(&capability.bus_info)
         formats = Self.formats(fd)
+        controls = CameraControls.list(fd)
     }
 
     private static func formats(_ fd: Int32) -> [Format] {

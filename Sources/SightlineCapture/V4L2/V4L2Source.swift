@@ -1,5 +1,6 @@
 import CV4L2
 import Foundation
+import Logging
 import SightlineCore
 
 /// Frames from a V4L2 camera through libv4l2, with mmap streaming.
@@ -22,6 +23,8 @@ package final class V4L2Source: FrameSource {
         /// How long without a frame counts as a stalled stream.
         package var stallTimeout: Duration = .seconds(2)
         package var bufferCount = 4
+        /// Controls set after the device opens, and again after every reconnect.
+        package var controls: [V4L2ControlRequest] = []
 
         package init() {}
     }
@@ -46,6 +49,9 @@ package final class V4L2Source: FrameSource {
     package private(set) var endReason: String?
     /// Whether the mode was chosen by Sightline rather than fully given.
     package let modeWasChosen: Bool
+    /// The camera's controls, which any thread may list and change while it runs.
+    package let controls: CameraControls
+    private let logger: Logger
 
     private var fd: Int32 = -1
     private var buffers: [(pointer: UnsafeMutableRawPointer, length: Int)] = []
@@ -56,14 +62,19 @@ package final class V4L2Source: FrameSource {
     private var interruptedSince: ContinuousClock.Instant?
     private var backoff: Duration = .milliseconds(250)
     private let interrupt = InterruptFlag()
+    /// While interrupted: the observer of cameras appearing, which ends a wait to reconnect.
+    private var arrivals: Int?
     private var frameIndex = 0
     /// Time from dequeuing a buffer to giving it back, converting in between: what capture
     /// costs per frame, waiting for the camera aside.
     package private(set) var captureTiming = TimingCounters()
 
-    package init(path: String, options: Options = Options()) throws {
+    package init(path: String, options: Options = Options(), logger: Logger = Logger(label: "sightline.camera")) throws
+    {
         self.path = path
         self.options = options
+        self.logger = logger
+        controls = CameraControls(path: path, wanted: options.controls, logger: logger)
         let fd = try V4L2Handle.open(path)
         do {
             let device = try V4L2Device(path: path, fd: fd)
@@ -80,10 +91,20 @@ package final class V4L2Source: FrameSource {
             url: path, width: mode.width, height: mode.height, pixelFormat: mode.pixelFormat.description,
             frameRate: mode.frameRate)
         self.fd = fd
+        DeviceEvents.startWatching()  // so that a camera unplugged and back is seen from now on
+        controls.attach(fd)
         try startStreaming()  // on failure, deinit closes the device
     }
 
-    deinit { stopStreaming() }
+    deinit {
+        stopObservingArrivals()
+        stopStreaming()
+    }
+
+    private func stopObservingArrivals() {
+        if let arrivals { DeviceEvents.stopObserving(arrivals) }
+        arrivals = nil
+    }
 
     package func cancel() { interrupt.set() }
 
@@ -234,6 +255,7 @@ package final class V4L2Source: FrameSource {
         _ = cv4l2_ioctl(fd, cv4l2_streamoff(), &type)
         for buffer in buffers { v4l2_munmap(buffer.pointer, buffer.length) }
         buffers.removeAll()
+        controls.detach()
         v4l2_close(fd)
         fd = -1
     }
@@ -308,24 +330,38 @@ package final class V4L2Source: FrameSource {
         stopStreaming()
         interruptedSince = .now
         backoff = .milliseconds(250)
+        // From now on, not only once reconnecting starts: a camera back before then ends
+        // the first wait at once.
+        let interrupt = interrupt
+        arrivals = DeviceEvents.observeCameraArrivals { interrupt.nudge() }
         return .interrupted(reason: "\(path): \(reason)")
     }
 
-    /// Reopens the device with backoff until it streams again or `reconnectTimeout` passes.
+    /// Reopens the device with backoff until it streams again or `reconnectTimeout` passes;
+    /// a camera appearing (a kernel uevent) ends the wait at once. The controls are set
+    /// again before frames flow.
     private func reconnect() -> SourceRead {
         guard let since = interruptedSince else { return .end }
+        defer { stopObservingArrivals() }
         while !interrupt.isSet {
             if ContinuousClock.now - since > options.reconnectTimeout {
                 endReason =
                     "\(path) did not come back within \(formatRate(options.reconnectTimeout.milliseconds / 1000)) s"
                 return .end
             }
-            if interrupt.sleep(until: .now + backoff) { break }
+            let deadline = ContinuousClock.now + backoff
+            if interrupt.sleep(until: deadline) { break }
+            // Woken by a camera appearing: its /dev/v4l links may follow a moment later
+            // (udev makes them), so the next tries come soon.
+            let appeared = ContinuousClock.now < deadline
+            if appeared { backoff = .milliseconds(100) }
             do {
                 fd = try V4L2Handle.open(path)
                 mode = try Self.configure(fd, path: path, mode: mode).mode
+                controls.attach(fd)
                 try startStreaming()
                 interruptedSince = nil
+                if appeared { logger.notice("the camera appeared; opened at once", metadata: ["device": "\(path)"]) }
                 return .resumed
             } catch {
                 stopStreaming()

@@ -5,6 +5,7 @@ import Logging
 import NIOPosix
 import SightlineCore
 import SightlineExport
+import SightlineHTTP
 import SightlineMovie
 
 /// The console's routes: pages, live streams (server-sent events), recordings and the API
@@ -15,6 +16,7 @@ struct ConsoleRouter {
     let events: EventIndex
     let clips: ClipJobs
     let token: String?
+    let runningSources: (any RunningSources)?
     let logger: Logger
 
     typealias Context = BasicRequestContext
@@ -35,6 +37,9 @@ struct ConsoleRouter {
         addRecordings(to: router)
         addEvents(to: router)
         addClips(to: router)
+        // The live page's control panel and stills: without them (a console of its own), the
+        // page asks and hides the panel on the 404.
+        if let runningSources { SourceRoutes.add(to: router, sources: runningSources) }
         router.get("/health") { _, _ in
             let sources = live.summaries
             return try Self.json(HealthReport(status: "ok", sources: sources.count, recordings: library != nil))

@@ -47,7 +47,8 @@ package struct OperationsEndpoint: Sendable {
 
 /// The HTTP server operators point Prometheus and their probes at (Hummingbird):
 /// `GET /metrics`, the Prometheus text exposition of every metric, brought up to date at
-/// each scrape; `GET /health`, a `HealthReport` as JSON, 200 when healthy and 503 when not.
+/// each scrape; `GET /health`, a `HealthReport` as JSON, 200 when healthy and 503 when not;
+/// and each source's camera controls and latest picture (`SourceRoutes`).
 package enum OperationsServer {
     package static func application(
         endpoint: OperationsEndpoint, backend: MetricsBackend, metrics: SourceMetrics, sources: [MonitoredSource],
@@ -55,14 +56,16 @@ package enum OperationsServer {
     ) -> some Service {
         let router = Router()
         let token = endpoint.token
+        @Sendable func authorized(_ request: Request) -> Bool {
+            guard let token else { return true }
+            let presented = request.headers[.authorization].map {
+                $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : ""
+            }
+            return presented.map { constantTimeEqual($0, token) } ?? false
+        }
         router.get("/metrics") { request, _ -> Response in
-            if let token {
-                let presented = request.headers[.authorization].map {
-                    $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : ""
-                }
-                guard let presented, constantTimeEqual(presented, token) else {
-                    return Response(status: .unauthorized, headers: [.wwwAuthenticate: "Bearer realm=\"sightline\""])
-                }
+            guard authorized(request) else {
+                return Response(status: .unauthorized, headers: [.wwwAuthenticate: "Bearer realm=\"sightline\""])
             }
             metrics.update()
             return Response(
@@ -77,6 +80,7 @@ package enum OperationsServer {
                 status: report.isHealthy ? .ok : .serviceUnavailable, headers: [.contentType: "application/json"],
                 body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(report))))
         }
+        SourceRoutes.add(to: router, sources: MonitoredSources(sources), authorized: authorized)
         let host = endpoint.host
         return Application(
             router: router, server: ServerLimits.standard.server(logger: logger),

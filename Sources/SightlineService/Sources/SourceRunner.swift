@@ -1,5 +1,6 @@
 import Logging
 import ServiceLifecycle
+import SightlineCapture
 import SightlineCore
 import SightlinePipeline
 import Synchronization
@@ -73,8 +74,10 @@ package final class SourceRunner: Service, Sendable {
             } catch {
                 guard retry else { throw error }
                 failedBefore = true
-                await wait(backoff, after: error)
-                backoff = min(backoff * 2, .seconds(60))
+                // A camera appearing is tried at once, and again soon: its /dev/v4l links
+                // come a moment after it (udev makes them).
+                let appeared = await wait(backoff, after: error)
+                backoff = appeared ? .milliseconds(250) : min(backoff * 2, .seconds(60))
                 continue
             }
             state.withLock { state in
@@ -85,7 +88,16 @@ package final class SourceRunner: Service, Sendable {
             if failedBefore { logger.notice("source opened again", metadata: ["source": "\(sourceID)"]) }
             do {
                 try await pipeline.run()
-                return  // the source ended, or the group is shutting down
+                // A camera ends only when it stayed away past its reconnect timeout: it is
+                // waited for like a source that failed. Media ends at its end.
+                guard retry, let device = configuration.source.devicePath, !Task.isShuttingDownGracefully,
+                    !Task.isCancelled
+                else { return }
+                failedBefore = true
+                let reason = pipeline.state.reason ?? "\(device) went away"
+                let appeared = await wait(
+                    backoff, after: SightlineError.sourceUnavailable(source: device, reason: reason))
+                backoff = appeared ? .milliseconds(250) : min(backoff * 2, .seconds(60))
             } catch {
                 guard retry, !Task.isShuttingDownGracefully else { throw error }
                 failedBefore = true
@@ -95,17 +107,37 @@ package final class SourceRunner: Service, Sendable {
         }
     }
 
-    /// The pipeline this runner was given, the first time; a newly opened one after that.
+    /// The pipeline this runner was given, the first time; a newly opened one after that,
+    /// whose camera takes over the controls the last one had (changed over HTTP since, too).
     private func nextPipeline() throws -> AnalysisPipeline {
-        if let given = state.withLock({ $0.given.take() }) { return given }
+        let (given, last) = state.withLock { ($0.given.take(), $0.pipeline) }
+        if let given { return given }
+        var configuration = configuration
+        if case .camera(let path, var options, let microphone) = configuration.source,
+            let wanted = last?.cameraControls?.wanted
+        {
+            options.controls = wanted
+            configuration.source = .camera(path: path, options: options, microphone: microphone)
+        }
         return try AnalysisPipeline(configuration: configuration, logger: logger)
     }
 
-    /// Says why, then waits (a shutdown ends the wait at once).
-    private func wait(_ delay: Duration, after error: any Error) async {
+    /// Says why, then waits (a shutdown ends the wait at once; for a camera, so does a
+    /// camera appearing). Returns whether one appeared.
+    @discardableResult
+    private func wait(_ delay: Duration, after error: any Error) async -> Bool {
         state.withLock { $0.waitingReason = "\(error)" }
         logger.error(
             "source failed; trying again in \(delay)", metadata: ["source": "\(sourceID)", "error": "\(error)"])
-        try? await cancelWhenGracefulShutdown { try await Task.sleep(for: delay) }
+        guard let device = configuration.source.devicePath else {
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: delay) }
+            return false
+        }
+        let appeared = await cancelWhenGracefulShutdown { await DeviceEvents.cameraArrival(within: delay) }
+        if appeared {
+            logger.notice(
+                "a camera appeared; opening it now", metadata: ["source": "\(sourceID)", "device": "\(device)"])
+        }
+        return appeared
     }
 }

@@ -46,6 +46,7 @@ struct ServeCommand: AsyncParsableCommand {
         var extra: [any Service] = []
         if var console = file.console {
             console.endpoints = [services.localEndpoint]
+            console.runningSources = services.runningSources
             extra = try Console(configuration: console, logger: logger).services
         }
         var failure: (any Error)?

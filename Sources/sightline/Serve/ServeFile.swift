@@ -28,7 +28,7 @@ struct ServeFile {
         "retention", "defaults", "sources", "console", "mqtt",
     ]
     /// `run`'s options that may be given more than once, which a list gives here.
-    static let repeatableKeys: Set<String> = ["metadata-track"]
+    static let repeatableKeys: Set<String> = ["metadata-track", "control"]
     static let retentionKeys: Set<String> = ["keep", "max-total"]
     static let consoleKeys: Set<String> = ["listen", "token-file", "insecure"]
 
@@ -219,6 +219,12 @@ struct ServeFile {
                 for item in items {
                     guard let text = string(item, key) else { continue }
                     arguments.append("--\(key)=\(text)")
+                }
+            case .mapping(let pairs) where key == "controls":
+                // A camera's controls, NAME: VALUE, as --control NAME=VALUE.
+                for (control, setting) in pairs {
+                    guard let control = string(control, key), let setting = string(setting, key) else { continue }
+                    arguments.append("--control=\(control)=\(setting)")
                 }
             default:
                 report(value, "\(name): '\(key)' takes a value or a list of values, not a mapping")
