@@ -78,6 +78,16 @@ def main():
               len(times) == expected_frames and abs(times[0]) < 1e-3 and abs(times[-1] - (expected_frames - 1) / 30) < 1e-3,
               f"{len(times)} frames, {times[:1]}…{times[-1:]}")
         check("trim: every frame decodes", decodes(clip))
+        shown = subprocess.check_output(
+            ["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", clip], text=True).strip()
+        inspected = subprocess.check_output([BIN, "inspect", clip], text=True).splitlines()[0]
+        check("trim: inspect's duration is ffprobe's (the edit list's, not the media's from the key frame)",
+              f", {float(shown):.3f} s," in inspected, f"ffprobe {shown}; inspect: {inspected}")
+        refused = subprocess.run([BIN, "export", source, "-o", os.path.join(work, "clip.avi")], capture_output=True,
+                                 text=True)
+        check("export -o clip.avi is one line, exit 1, and writes nothing",
+              refused.returncode == 1 and refused.stderr.count("Error:") == 1 and ".mov" in refused.stderr
+              and not os.path.exists(os.path.join(work, "clip.avi")), refused.stderr)
         clipped = inspect_faces(clip)
         mismatches = [n for n in range(expected_frames)
                       if sorted(f[0] for f in faces_at(clipped, n / 30 + 1e-3))

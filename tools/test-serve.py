@@ -99,6 +99,7 @@ expected = [
     f"Error: {bad}:16:COL: source 'cam2': Unknown option 'frobnicate'",
     f"Error: {bad}:21:COL: source 'c': 'upsample' takes one value, not a list",
     f"Error: {bad}:10:COL: source ID 'b' is already used at 7:COL",
+    f"Error: {bad}:15:COL: source 'cam2' uses /dev/video0, which source 'cam' already uses",
     f"Error: {bad}:18:COL: source 'cam3' uses /dev/video0, which source 'cam' already uses",
     f"Error: {bad}:9:COL: source 'b': cannot record to /proc/sightline-cannot: ",
 ]
@@ -189,6 +190,16 @@ try:
     if camera:
         expected_states["webcam"] = "running"
     check("/health: lobby and yard running, shelf ended, door failed", states == expected_states, body)
+    entered = [line for line in log_path.read_text().splitlines() if "face entered" in line]
+    check("serve's log lines name their source", entered and all("source=lobby" in line or "source=yard" in line
+                                                                  for line in entered), entered[:3])
+    opened = [line for line in log_path.read_text().splitlines() if "source=door" in line and "rtsp://" in line]
+    check("a source that cannot be opened is logged once, then at each retry",
+          sum("cannot be opened yet" in line for line in opened) == 1
+          and not any("trying again in 1" in line for line in opened), opened[:4])
+    recorders = {source["id"]: source.get("recorder") for source in health["sources"]}
+    check("/health: door's recorder has not started, lobby's records",
+          recorders.get("door") == "notStarted" and recorders.get("lobby") == "recording", recorders)
     status, body = get(console_port, "/api/sources")
     listed = {source["id"] for source in json.loads(body)} if status == 200 else set()
     check("the console lists the running sources", {"lobby", "yard"} <= listed, body[:500])

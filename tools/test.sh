@@ -12,6 +12,31 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
 swift build --build-tests
+
+# Everything below is also kept in a log, so that the end can say which suites were
+# skipped and why (a line among thousands otherwise), whether the run passed or not.
+log=$(mktemp -t sightline-tests.XXXXXX)
+summary() {
+  local status=$?
+  echo
+  # Suites the host run skipped and vivid-run then ran are not skipped.
+  local ran_in_vm='^$'
+  grep -q "^V4L2 suites: ran in vivid-run" "$log" && ran_in_vm='V4L2Tests|V4L2PipelineTests'
+  local skipped
+  skipped=$(grep -aiE "skipped( |:|$)" "$log" | grep -avE "^\s*(ok|✔)" | grep -avE "$ran_in_vm" \
+    | sed -E 's/^[^A-Za-z]*//' | sort -u)
+  if [ -n "$skipped" ]; then
+    echo "Skipped:"
+    sed 's/^/  /' <<<"$skipped"
+  else
+    echo "Skipped: nothing"
+  fi
+  rm -f "$log"
+  exit "$status"
+}
+trap summary EXIT
+exec > >(tee -a "$log") 2>&1
+
 swift test --skip-build
 
 # Cameras: with no /dev/video0 here, the V4L2 suites above reported themselves skipped. Run
@@ -30,6 +55,7 @@ elif [ -x "$vivid" ]; then
   for suite in V4L2Tests V4L2PipelineTests; do
     "$vivid" --timeout 600 -- "$tests" --testing-library swift-testing --filter "$suite"
   done
+  echo "V4L2 suites: ran in vivid-run, not on this host"
   "$vivid" --timeout 600 -- tools/test-camera-cli.sh "$(swift build --show-bin-path)/sightline"
   "$vivid" --timeout 900 -- python3 tools/test-camera-controls.py "$(swift build --show-bin-path)/sightline"
   # A microphone beside the camera: the kernel's snd-aloop loopback card plays into itself.

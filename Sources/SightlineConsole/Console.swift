@@ -52,6 +52,7 @@ package struct Console: Sendable {
         let indexer = library.map {
             RecordingIndexer(index: events, library: $0, interval: configuration.indexInterval, logger: logger)
         }
-        services = [application, live] + (indexer.map { [$0] } ?? [])
+        services =
+            [ListeningServer(application, host: host, port: configuration.port), live] + (indexer.map { [$0] } ?? [])
     }
 }

@@ -29,6 +29,10 @@ package struct MovieTrack: Sendable {
     /// Media time shown at movie time 0: the first edit's media_time, less the empty edits
     /// before it (negative when the media starts later than the movie).
     package var editMediaTime: Int64 = 0
+    /// How long the edit list shows the track, when it has one.
+    package var editedDuration: MediaTime?
+    /// How long the track is shown: its edit list's duration, or its media's without one.
+    package var presentedDuration: MediaTime { editedDuration ?? mediaDuration }
     /// The whole sample-entry box, byte for byte.
     package var sampleEntry: [UInt8] = []
     /// The display matrix (`tkhd`): a b u c d v x y w.
@@ -224,7 +228,7 @@ package final class MovieReader {
             while r.remaining >= 4 { track.describes.append(try r.u32()) }
         }
         if let elst = try child(bytes, trak, ["edts", "elst"]) {
-            track.editMediaTime = try Self.editMediaTime(
+            (track.editMediaTime, track.editedDuration) = try Self.editList(
                 ByteReader(bytes, range: elst.payload), timescale: timescale, movieTimescale: movieTimescale)
         }
         guard let stbl = try child(bytes, mdia, ["minf", "stbl"]) else {
@@ -248,12 +252,17 @@ package final class MovieReader {
     }
 
     /// Where an edit list starts showing the media, in the track's ticks: its first media
-    /// edit's time, less the empty edits before it (at most 16 edits are read).
-    private static func editMediaTime(_ elst: ByteReader, timescale: UInt32, movieTimescale: UInt32) throws -> Int64 {
+    /// edit's time, less the empty edits before it; and how long the edits show, in the
+    /// movie's ticks (what players and ffprobe call the track's duration). At most 16 edits
+    /// are read.
+    private static func editList(
+        _ elst: ByteReader, timescale: UInt32, movieTimescale: UInt32
+    ) throws -> (mediaTime: Int64, duration: MediaTime?) {
         var r = elst
         let (version, _) = try r.versionAndFlags()
         var first: Int64?
         var empty: UInt64 = 0  // movie ticks of empty edits before the first media
+        var total: UInt64 = 0
         for _ in 0..<min(try r.u32(), 16) {
             let duration: UInt64
             let mediaTime: Int64
@@ -265,16 +274,21 @@ package final class MovieReader {
                 mediaTime = Int64(try r.i32())
             }
             try r.skip(4)
+            total = total.addingReportingOverflow(duration).partialValue
+            if first != nil { continue }
             if mediaTime >= 0 {
                 first = mediaTime
-                break
+            } else {
+                empty &+= duration  // -1 is an empty edit: nothing shown meanwhile
             }
-            empty &+= duration  // -1 is an empty edit: nothing shown meanwhile
         }
         let delay =
             movieTimescale > 0
             ? Int64(min((Double(empty) * Double(timescale) / Double(movieTimescale)).rounded(), 1e15)) : 0
-        return (first ?? 0) &- delay
+        let duration =
+            movieTimescale > 0 && total > 0 && total < UInt64(Int64.max)
+            ? MediaTime(value: Int64(total), timescale: Int32(clamping: movieTimescale)) : nil
+        return ((first ?? 0) &- delay, duration)
     }
 
     private struct TrackDefaults {

@@ -164,6 +164,9 @@ package final class AnalysisPipeline: Service, Sendable {
     package init(configuration: PipelineConfiguration, logger: Logger) throws {
         try Self.check(configuration)
         self.configuration = configuration
+        // Every line of the pipeline's parts names the source: `serve` runs several.
+        var logger = logger
+        logger[metadataKey: "source"] = "\(configuration.sourceID)"
         self.logger = logger
         let (source, file) = try Self.open(configuration.source, logger: logger)
         cameraControls = (source as? V4L2Source)?.controls

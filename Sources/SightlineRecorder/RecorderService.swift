@@ -23,11 +23,15 @@ package final class RecorderService: Service, Sendable {
     }
     private let published = Mutex(Snapshot(counters: RecorderCounters(), failureReason: nil))
     private let untilSourceStops: Bool
+    /// Where it subscribes, said while nothing has come: `record --connect` to a wrong
+    /// address would otherwise wait in silence. nil: a source of this process, whose own
+    /// failures are logged.
+    private let waitingFor: String?
     private let logger: Logger
 
     package init(
         configuration: RecorderConfiguration, endpoints: [Endpoint], curve: CurveClient? = nil, untilSourceStops: Bool,
-        retention: RecordingRetention? = nil, logger: Logger
+        retention: RecordingRetention? = nil, announcesWaiting: Bool = false, logger: Logger
     ) throws {
         guard SourceID.isValid(configuration.sourceID) else {
             throw SightlineError.invalidArgument(
@@ -42,6 +46,7 @@ package final class RecorderService: Service, Sendable {
             curve: curve)
         subscriber.logRejections(to: logger)
         self.untilSourceStops = untilSourceStops
+        waitingFor = announcesWaiting ? endpoints.map(\.description).joined(separator: ",") : nil
         self.logger = logger
         sourceID = configuration.sourceID
         RecordingDirectory.recoverUnfinished(in: configuration.directory, logger: logger)
@@ -78,31 +83,49 @@ package final class RecorderService: Service, Sendable {
         }
     }
 
+    /// What the recorder's thread does now and then between messages, and when it last did.
+    private struct Chores {
+        var snapshotAt = ContinuousClock.now
+        var retentionAt = ContinuousClock.now
+        var trimmedAt = ContinuousClock.now
+        var receivedSinceTrim = 0
+        var firstMessage = WaitNotice()
+    }
+
+    /// The chores that are due: the wait for a first message said, the snapshot for
+    /// metrics, memory given back after a burst, retention.
+    private func doChores(_ chores: inout Chores, _ owned: Owned) {
+        if let seconds = chores.firstMessage.secondsIfDue(), let waitingFor {
+            logger.notice(
+                "waiting for \(sourceID)'s messages: nothing yet after \(seconds) s (is the source publishing there? with keys, are they the right ones?)",
+                metadata: ["connect": "\(waitingFor)"])
+        }
+        if ContinuousClock.now - chores.snapshotAt >= .milliseconds(250) {
+            chores.snapshotAt = .now
+            publishSnapshot(owned)
+        }
+        // After a burst (a flood of large messages), the freed memory goes back to the
+        // system: glibc keeps it otherwise, and the process looks as large as at its peak.
+        if chores.receivedSinceTrim > 0, ContinuousClock.now - chores.trimmedAt > .seconds(10) {
+            (chores.trimmedAt, chores.receivedSinceTrim) = (.now, 0)
+            _ = mallocTrim(0)
+        }
+        // Files also age while none is closed (a source that stopped).
+        if ContinuousClock.now - chores.retentionAt > .seconds(60) {
+            chores.retentionAt = .now
+            owned.recorder.retention?.enforceIfDue()
+        }
+    }
+
     private func record(_ owned: Owned, until stop: StopRequest) throws {
         let (recorder, subscriber) = (owned.recorder, owned.subscriber)
         var idleSince = ContinuousClock.now
         var stopRequestedAt: ContinuousClock.Instant?
         var sourceStopped = false
-        var snapshotAt = ContinuousClock.now
-        var retentionAt = ContinuousClock.now
-        var trimmedAt = ContinuousClock.now
-        var receivedSinceTrim = 0
+        var chores = Chores()
+        if waitingFor == nil { chores.firstMessage.end() }
         while true {
-            if ContinuousClock.now - snapshotAt >= .milliseconds(250) {
-                snapshotAt = .now
-                publishSnapshot(owned)
-            }
-            // After a burst (a flood of large messages), the freed memory goes back to the
-            // system: glibc keeps it otherwise, and the process looks as large as at its peak.
-            if receivedSinceTrim > 0, ContinuousClock.now - trimmedAt > .seconds(10) {
-                (trimmedAt, receivedSinceTrim) = (.now, 0)
-                _ = mallocTrim(0)
-            }
-            // Files also age while none is closed (a source that stopped).
-            if ContinuousClock.now - retentionAt > .seconds(60) {
-                retentionAt = .now
-                recorder.retention?.enforceIfDue()
-            }
+            doChores(&chores, owned)
             if untilSourceStops && sourceStopped { break }
             // Asked to stop: take in what is still arriving (a source of this process has
             // published its last messages by then), but for under a second whatever the
@@ -118,11 +141,12 @@ package final class RecorderService: Service, Sendable {
             // once stopping, what still arrives is taken in, in steps the bounds above see.
             let received =
                 stopRequestedAt == nil
-                ? try subscriber.receive(timeout: snapshotAt + .milliseconds(250) - .now, wakingOn: stop.wakeUp)
+                ? try subscriber.receive(timeout: chores.snapshotAt + .milliseconds(250) - .now, wakingOn: stop.wakeUp)
                 : try subscriber.receive(timeout: .milliseconds(50))
             guard let received else { continue }
             idleSince = .now
-            receivedSinceTrim += 1
+            chores.firstMessage.end()
+            chores.receivedSinceTrim += 1
             if let state = received.message.status?.state, state == .stopped || state == .failed {
                 sourceStopped = true
             }

@@ -135,7 +135,8 @@ package final class SightlineServices: Sendable {
             if let recording = source.recording {
                 recorder = try RecorderService(
                     configuration: recording, endpoints: recorderEndpoints, curve: recorderCurve,
-                    untilSourceStops: configuration.recordUntilSourceStops, retention: retention, logger: logger)
+                    untilSourceStops: configuration.recordUntilSourceStops, retention: retention,
+                    announcesWaiting: runner == nil, logger: logger)
             }
             runners += runner.map { [$0] } ?? []
             recorders += recorder.map { [$0] } ?? []

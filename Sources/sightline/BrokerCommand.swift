@@ -9,8 +9,8 @@ struct BrokerCommand: AsyncParsableCommand {
         commandName: "broker",
         abstract: "Let many sources and subscribers meet at one address (ZeroMQ's XSUB/XPUB proxy).",
         discussion: """
-            Sources publish to the frontend with `run --publish-to`; subscribers (events, record,
-            your own services) connect to the backend. Run one per site; to span hosts, bind the
+            Sources publish to the frontend with `run --publish-to`; subscribers (events, record, \
+            your own services) connect to the backend. Run one per site; to span hosts, bind the \
             backend where the others can reach it.
 
             Example:

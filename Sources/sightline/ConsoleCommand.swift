@@ -9,12 +9,12 @@ struct ConsoleCommand: AsyncParsableCommand {
         commandName: "console",
         abstract: "Serve a browser console: live view with boxes, recordings played with their metadata.",
         discussion: """
-            Subscribes to sources (or a broker's backend) like `events`, and serves on
-            http://127.0.0.1:8080 by default: / lists the sources, /live/<source> shows its
-            newest frames with the faces and codes of each frame (run the source with
-            --frames jpeg), /recordings lists the movies in --recordings and plays each with
-            the boxes drawn from its own metadata tracks, /events lists every face, code and
-            object seen, live or recorded, with filters (/events?name=NAME: when was this
+            Subscribes to sources (or a broker's backend) like `events`, and serves on \
+            http://127.0.0.1:8080 by default: / lists the sources, /live/<source> shows its \
+            newest frames with the faces and codes of each frame (run the source with \
+            --frames jpeg), /recordings lists the movies in --recordings and plays each with \
+            the boxes drawn from its own metadata tracks, /events lists every face, code and \
+            object seen, live or recorded, with filters (/events?name=NAME: when was this \
             person here). docs/console.md has the API.
 
             Examples:

@@ -8,7 +8,7 @@ struct DevicesCommand: ParsableCommand {
         abstract:
             "List the V4L2 cameras (formats, sizes, frame rates and controls) and the ALSA microphones, or watch them come and go.",
         discussion: """
-            A microphone's name is what --audio-device takes. A control's name (v4l2-ctl's, or
+            A microphone's name is what --audio-device takes. A control's name (v4l2-ctl's, or \
             AVFoundation's in brackets) is what run --control and serve's controls: take.
 
             Examples:

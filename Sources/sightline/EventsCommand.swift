@@ -17,7 +17,10 @@ struct EventsCommand: AsyncParsableCommand {
     @Option(help: "Endpoint to connect to; repeat for several.")
     var connect: [String] = [Endpoint.defaultPublish.string]
 
-    @Option(help: "Kinds to print, comma-separated: faces, events, status, video. Default: faces, events, status.")
+    @Option(
+        help: ArgumentHelp(
+            "Kinds to print, comma-separated: \(MessageKind.allCases.map(\.rawValue).joined(separator: ", ")). Default: \(MessageKind.analytics.map(\.rawValue).joined(separator: ", ")).",
+            valueName: "kinds"))
     var kind: String?
 
     @Option(help: "Only this source.")
@@ -50,13 +53,21 @@ struct EventsCommand: AsyncParsableCommand {
         subscriber.logRejections(to: logger)
         var printed = 0
         var idleSince = ContinuousClock.now
+        var firstMessage = WaitNotice()  // nothing may ever come: said, not waited in silence
         while count.map({ printed < $0 }) ?? true {
-            // Until a message, or the idle limit runs out.
-            let timeout = idleLimit.map { idleSince + $0 - ContinuousClock.now } ?? .seconds(3600)
-            guard let received = try subscriber.receive(timeout: max(timeout, .zero)) else {
+            // Until a message, the idle limit runs out, or the next notice is due.
+            let idleEnd = idleLimit.map { idleSince + $0 } ?? idleSince + .seconds(3600)
+            let wake = firstMessage.due.map { min($0, idleEnd) } ?? idleEnd
+            guard let received = try subscriber.receive(timeout: max(wake - ContinuousClock.now, .zero)) else {
                 if let idleLimit, ContinuousClock.now - idleSince >= idleLimit { break }
+                if let seconds = firstMessage.secondsIfDue() {
+                    logger.notice(
+                        "waiting for messages: nothing yet after \(seconds) s (is a source publishing there? with keys, are they the right ones?)",
+                        metadata: ["connect": "\(connect.joined(separator: ","))"])
+                }
                 continue
             }
+            firstMessage.end()
             idleSince = .now
             let statusOnly = !kinds.isEmpty && !kinds.contains(.status) && received.message.kind == .status
             if !statusOnly {

@@ -9,17 +9,17 @@ struct ExportCommand: ParsableCommand {
         commandName: "export",
         abstract: "Export a clip of a recording: trimmed with its metadata, or with the boxes burned in.",
         discussion: """
-            A .mov output is trimmed without re-encoding: the video from the key frame at or
-            before --from, an edit list so it plays from --from exactly, and every metadata
-            track cut to the range and timed from 0. An .mp4 output (or --burn-in) is decoded,
-            turned upright by the orientation track, drawn on (face boxes and IDs, code
-            outlines and text, the GPS position) and encoded with libx264, for any player.
+            A .mov output is trimmed without re-encoding: the video from the key frame at or \
+            before --from, an edit list so it plays from --from exactly, and every metadata \
+            track cut to the range and timed from 0. An .mp4 output (or --burn-in) is decoded, \
+            turned upright by the orientation track, drawn on (face boxes and IDs, code \
+            outlines and text, the GPS position) and encoded with libx264, for any player. \
             Times are seconds (12.5) or [HH:]MM:SS.mmm.
 
-            With --recordings instead of a file, the clip is a wall-clock range of one
-            source's recordings (--from-time, --to-time: UTC as 2026-11-28T00:17:12Z, or
-            seconds since 1970): the files it spans are joined without re-encoding, one after
-            another (a gap of more than 2 s between them stays a gap), every metadata track
+            With --recordings instead of a file, the clip is a wall-clock range of one \
+            source's recordings (--from-time, --to-time: UTC as 2026-11-28T00:17:12Z, or \
+            seconds since 1970): the files it spans are joined without re-encoding, one after \
+            another (a gap of more than 2 s between them stays a gap), every metadata track \
             continuous across the join. File starts come from their names, to the second.
 
             Examples:
@@ -79,6 +79,14 @@ struct ExportCommand: ParsableCommand {
     var json = false
 
     func run() throws {
+        // What is written is what the name says: a QuickTime file named .avi would mislead
+        // every player that trusts the extension.
+        let written = (output as NSString).pathExtension.lowercased()
+        guard ["mov", "mp4"].contains(written) else {
+            throw ExportError.badOption(
+                "-o \(output.count <= 80 ? output : "\(output.prefix(80))…"): export writes .mov (trimmed, with the detections as metadata tracks) or .mp4 (boxes burned in); name the output so"
+            )
+        }
         if let recordings { return try exportJoined(recordings) }
         guard let input else {
             throw ExportError.badOption("give a recording, or --recordings with --from-time and --to-time")

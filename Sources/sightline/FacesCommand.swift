@@ -75,8 +75,12 @@ struct FacesCommand: ParsableCommand {
         @Option(help: "Average this many jittered copies of each face (dlib's num_jitters): steadier, slower.")
         var jitter = 10
 
-        @Option(help: "Double the image this many times before detecting (0-2), for small faces.")
+        @Option(
+            parsing: .unconditional, help: "Double the image this many times before detecting (0-2), for small faces.")
         var upsample = 0
+
+        @Flag(help: "Enrol an image even when its face is within the match threshold of another person's.")
+        var force = false
 
         func validate() throws {
             try FaceGallery.validate(name: name)
@@ -93,14 +97,25 @@ struct FacesCommand: ParsableCommand {
                 return FaceGallery.Enrolment(
                     image: URL(fileURLWithPath: image).lastPathComponent, jitters: jitter, descriptor: descriptor)
             }
+            // A face that already matches someone else would make both people's matches
+            // wrong: refused unless asked for, naming who it matches.
             for enrolment in enrolments {
-                if let other = stored.match(enrolment.descriptor, threshold: 0.6), other.name != name {
-                    print(
-                        "note: \(enrolment.image) is also close to \(other.name) (distance \(String(format: "%.3f", other.distance)))"
+                guard let other = stored.match(enrolment.descriptor, threshold: 0.6), other.name != name else {
+                    continue
+                }
+                let distance = String(format: "%.3f", other.distance)
+                guard force else {
+                    throw SightlineError.gallery(
+                        path: gallery.gallery,
+                        reason:
+                            "\(enrolment.image)'s face matches \(other.name) (distance \(distance), under 0.6); nothing was enrolled. Check the image, or give --force to enrol it as \(name) anyway"
                     )
                 }
-                try stored.enrol(name: name, enrolment)
+                print(
+                    "note: \(enrolment.image) also matches \(other.name) (distance \(distance)); enrolled as asked (--force)"
+                )
             }
+            for enrolment in enrolments { try stored.enrol(name: name, enrolment) }
             try stored.save(path: gallery.gallery)
             let total = stored.people.first { $0.name == name }?.enrolments.count ?? 0
             print("enrolled \(name) from \(images.count) image(s); \(total) in \(gallery.gallery)")
@@ -138,15 +153,32 @@ struct FacesCommand: ParsableCommand {
 
     struct Remove: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Remove a person and every descriptor of theirs from the gallery.")
+            abstract: "Remove a person and every descriptor of theirs from the gallery, or one image of theirs.")
 
         @Argument(help: "The person's name.")
         var name: String
+
+        @Option(help: "Remove only this image of the person (its file name, as `faces list` shows it).")
+        var image: String?
 
         @OptionGroup var gallery: GalleryOption
 
         func run() throws {
             var stored = try FaceGallery.load(path: gallery.gallery)
+            if let image {
+                let images = stored.people.first { $0.name == name }?.enrolments.map(\.image) ?? []
+                guard stored.remove(name: name, image: image) > 0 else {
+                    throw SightlineError.gallery(
+                        path: gallery.gallery,
+                        reason: images.isEmpty
+                            ? "nobody called \(name)"
+                            : "\(name) has no image \(image); their images: \(images.joined(separator: ", "))")
+                }
+                try stored.save(path: gallery.gallery)
+                let left = stored.people.first { $0.name == name }?.enrolments.count ?? 0
+                print("removed \(image) from \(name); \(left) image(s) left in \(gallery.gallery)")
+                return
+            }
             guard stored.remove(name: name) else {
                 throw SightlineError.gallery(
                     path: gallery.gallery,

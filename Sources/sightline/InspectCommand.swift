@@ -9,7 +9,7 @@ struct InspectCommand: ParsableCommand {
         commandName: "inspect",
         abstract: "Show a movie's tracks, or print its timed metadata as JSON lines.",
         discussion: """
-            Reads QuickTime and MP4 files, finalised or still fragmented (a recording in
+            Reads QuickTime and MP4 files, finalised or still fragmented (a recording in \
             progress or cut off), ours and Apple's.
 
             Examples:
@@ -65,7 +65,9 @@ struct InspectCommand: ParsableCommand {
     }
 
     private func printSummary(_ movie: MovieReader) {
-        let duration = movie.tracks.map { $0.mediaDuration.seconds }.max() ?? 0
+        // As players and ffprobe give it: what the edit lists show (a trimmed clip's media
+        // starts at the key frame before its start).
+        let duration = movie.tracks.map { $0.presentedDuration.seconds }.max() ?? 0
         let state =
             movie.isFragmented
             ? "fragmented (recording in progress or cut off: `sightline recover` finalises it)" : "finalised"
@@ -76,7 +78,7 @@ struct InspectCommand: ParsableCommand {
             var line = "  track \(track.id): \(track.mediaType) \(track.format)"
             if track.width > 0 { line += " \(track.width)x\(track.height)" }
             line +=
-                ", \(track.samples.count) samples, \(String(format: "%.3f", track.mediaDuration.seconds)) s, timescale \(track.timescale)"
+                ", \(track.samples.count) samples, \(String(format: "%.3f", track.presentedDuration.seconds)) s, timescale \(track.timescale)"
             if track.mediaType == "vide" {
                 line += ", \(track.samples.filter(\.isSync).count) key frames"
                 if track.orientation != 1 { line += ", matrix orientation \(track.orientation)" }
@@ -98,7 +100,8 @@ struct InspectCommand: ParsableCommand {
         return "{\"id\":\(track.id),\"mediaType\":\(JSONText.string(track.mediaType.description)),"
             + "\"format\":\(JSONText.string(track.format.description)),\"width\":\(track.width),\"height\":\(track.height),"
             + "\"samples\":\(track.samples.count),\"keyFrames\":\(track.samples.filter(\.isSync).count),"
-            + "\"duration\":\(JSONText.seconds(track.mediaDuration)),\"timescale\":\(track.timescale),"
+            + "\"duration\":\(JSONText.seconds(track.presentedDuration)),"
+            + "\"mediaDuration\":\(JSONText.seconds(track.mediaDuration)),\"timescale\":\(track.timescale),"
             + "\"describes\":[\(track.describes.map(String.init).joined(separator: ","))],\"keys\":[\(keys.joined(separator: ","))]}"
     }
 }
@@ -108,10 +111,10 @@ struct RecoverCommand: ParsableCommand {
         commandName: "recover",
         abstract: "Finalise recordings cut off by a crash, keeping every complete fragment.",
         discussion: """
-            A recording is written in fragments that are synced to disk every few seconds; a
-            killed process or a power cut leaves a file that only some players read. This
-            drops the incomplete tail and writes the movie header, in place. A recording cut
-            off before its first fragment was complete holds no frame: it is removed. Finalised
+            A recording is written in fragments that are synced to disk every few seconds; a \
+            killed process or a power cut leaves a file that only some players read. This \
+            drops the incomplete tail and writes the movie header, in place. A recording cut \
+            off before its first fragment was complete holds no frame: it is removed. Finalised \
             files, and files another process is recording, are left alone.
 
             Example:

@@ -35,6 +35,21 @@ struct RecordingOptions: ParsableArguments {
     var metadataTrack: [String] = []
 
     func configuration(sourceID: String, directory: String) throws -> RecorderConfiguration {
+        // Recordings are files a segment each: the option names a directory, and a file there
+        // would otherwise fail only at the first write.
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), !isDirectory.boolValue {
+            throw SightlineError.invalidArgument(
+                "cannot record to \(OptionValues.cut(directory)): it is a file; recordings go into a directory (for example recordings/)"
+            )
+        }
+        if !FileManager.default.fileExists(atPath: directory),
+            ["mov", "mp4", "m4v", "mkv", "avi"].contains((directory as NSString).pathExtension.lowercased())
+        {
+            throw SightlineError.invalidArgument(
+                "cannot record to \(OptionValues.cut(directory)): that is a file name; recordings go into a directory, one file a segment (for example recordings/)"
+            )
+        }
         var configuration = RecorderConfiguration(sourceID: sourceID, directory: directory)
         let fragment = try OptionValues.duration(fragment, option: "--fragment")
         configuration.fragmentInterval = MediaTime(seconds: fragment.seconds, timescale: 1000)
@@ -96,9 +111,9 @@ struct RecordCommand: AsyncParsableCommand {
         commandName: "record",
         abstract: "Record a source's video and detected faces into QuickTime files.",
         discussion: """
-            Subscribes to one source's video, faces and status and writes .mov files named
-            <source>-<UTC start>.mov, in fragments synced every 2 s. SIGINT or SIGTERM
-            finalises the current file; files a crash left unfinished are recovered on start.
+            Subscribes to one source's video, faces and status and writes .mov files named \
+            <source>-<UTC start>.mov, in fragments synced every 2 s. SIGINT or SIGTERM \
+            finalises the current file; files a crash left unfinished are recovered on start. \
             The source publishes video while someone subscribes to it.
 
             Examples:

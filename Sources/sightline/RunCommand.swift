@@ -52,8 +52,14 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Wait up to this many seconds for a subscriber before the first message.")
     var waitForSubscriber: Double?
 
-    @Flag(help: "Also print every published message as a JSON line on stdout.")
+    @Flag(
+        help:
+            "Also print every published message on stdout: a short line each on a terminal, JSON lines into a pipe or file."
+    )
     var print = false
+
+    @Flag(help: "With --print: JSON lines on a terminal too.")
+    var json = false
 
     @OptionGroup var metrics: MetricsOptions
     @OptionGroup var mqtt: MQTTOptions
@@ -97,7 +103,11 @@ struct RunCommand: AsyncParsableCommand {
         // only this process can reach, which needs no keys even when the network one does.
         let printer =
             try print
-            ? [EventPrinter(endpoint: services.localEndpoints[source.id]!, sourceID: source.id, logger: logger)] : []
+            ? [
+                EventPrinter(
+                    endpoint: services.localEndpoints[source.id]!, sourceID: source.id,
+                    readable: !json && isatty(STDOUT_FILENO) != 0, logger: logger)
+            ] : []
         var failure: (any Error)?
         do { try await services.run(extra: printer) } catch { failure = error }
         Bus.finish()
@@ -113,9 +123,12 @@ struct RunCommand: AsyncParsableCommand {
 final class EventPrinter: Service, Sendable {
     /// Made by `init`, then used only by `run()`'s thread, which holds the lock while it prints.
     private let subscriber: Mutex<Subscriber>
+    /// Short lines for a person (`PrintedLine`) rather than JSON.
+    private let readable: Bool
     private let logger: Logger
 
-    init(endpoint: Endpoint, sourceID: String, logger: Logger) throws {
+    init(endpoint: Endpoint, sourceID: String, readable: Bool, logger: Logger) throws {
+        self.readable = readable
         self.logger = logger
         subscriber = Mutex(
             try Subscriber(
@@ -141,7 +154,8 @@ final class EventPrinter: Service, Sendable {
                 ? try subscriber.receive(timeout: .milliseconds(50))
                 : try subscriber.receive(timeout: .seconds(3600), wakingOn: stop.wakeUp)
             guard let received else { continue }
-            if printing && !printLine(received.json) {
+            let line = readable ? PrintedLine.describe(received.message).map { Array($0.utf8) } : received.json
+            if printing, let line, !printLine(line) {
                 // The reader went away (`| head`): the run and its recording go on.
                 logger.warning("standard output is closed: no more lines are printed; the run goes on")
                 printing = false
@@ -180,10 +194,15 @@ struct DetectionOptions: ParsableArguments {
     @Option(help: "What to detect: faces, barcodes, or both (faces,barcodes).")
     var detect = "faces"
 
-    @Option(help: "Double the image this many times before detecting (0-3): finds faces half the size, 4x slower.")
+    @Option(
+        parsing: .unconditional,
+        help: "Double the image this many times before detecting (0-3): finds faces half the size, 4x slower.")
     var upsample = 0
 
-    @Option(help: "Added to the detector's threshold; negative finds more faces (and more mistakes).")
+    // `.unconditional`: a negative value ("-0.5") is the option's value, not another option.
+    @Option(
+        parsing: .unconditional,
+        help: "Added to the detector's threshold; negative finds more faces (and more mistakes).")
     var threshold = 0.0
 
     @Option(help: "Ignore faces narrower than this many pixels.")

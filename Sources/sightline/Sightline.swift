@@ -29,17 +29,36 @@ struct Sightline: AsyncParsableCommand {
     static func main() async {
         signal(SIGPIPE, SIG_IGN)
         DescriptorLimit.raiseToHardLimit()
+        var parsed: ParsableCommand.Type?
         do {
             var command = try parseAsRoot()
+            parsed = type(of: command)
             if var command = command as? AsyncParsableCommand {
                 try await command.run()
             } else {
                 try command.run()
             }
+        } catch let error as ValidationError where parsed != nil {
+            // A value refused once the command runs: its one line and where its help is, not
+            // the top-level usage that `exit(withError:)` on the root would print.
+            let name = commandPath(of: parsed!, under: Sightline.self) ?? "sightline"
+            FileHandle.standardError.write(
+                Data("Error: \(error.message)\nSee '\(name) --help' for the options.\n".utf8))
+            Foundation.exit(ExitCode.validationFailure.rawValue)
         } catch {
             exit(withError: error)
         }
     }
+}
+
+/// `sightline faces enroll` for `FacesCommand.Enroll`: the words that reach `command`.
+private func commandPath(of command: ParsableCommand.Type, under root: ParsableCommand.Type) -> String? {
+    let name = root.configuration.commandName ?? "\(root)"
+    if command == root { return name }
+    for child in root.configuration.subcommands {
+        if let path = commandPath(of: command, under: child) { return "\(name) \(path)" }
+    }
+    return nil
 }
 
 /// Options every command shares.

@@ -104,7 +104,8 @@ import Testing
     /// `controls:` is a mapping of a camera's controls, each becoming `--control NAME=VALUE`.
     @Test func aCamerasControlsAreAMapping() throws {
         let path = directory.file("controls.yml")
-        try (Self.valid + "\n  - source-id: door\n    source: /dev/video9\n    controls:\n      brightness: 140\n"
+        try
+            (Self.valid + "\n  - source-id: door\n    source: /dev/video9\n    controls:\n      brightness: 140\n"
             + "      exposureMode: locked\n").write(toFile: path, atomically: true, encoding: .utf8)
         let file = ServeFile(path: path)
         #expect(file.problems == [])
@@ -126,6 +127,27 @@ import Testing
         }
         let onAFile = try problems(Self.valid + "\n    controls:\n      brightness: 1\n")
         #expect(onAFile.count == 1 && onAFile[0].contains("control goes with a camera"), "\(onAFile)")
+    }
+
+    /// Every problem of a file in one pass, each once: a bad value does not hide a duplicate
+    /// ID or a directory that cannot be written, and a bad default is reported on its line
+    /// once, not for every source.
+    @Test func everyProblemInOnePassEachOnce() throws {
+        let file = directory.file("a-file")
+        try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+        let found = try problems(
+            Self.valid + "\n    fps: nan\n  - source-id: lobby\n    source: /dev/video9\n    record: \(file)\n")
+        #expect(found.count == 3, "\(found)")
+        #expect(found.contains { $0.hasPrefix(":16:") && $0.contains("fps") }, "\(found)")
+        #expect(
+            found.contains { $0.hasPrefix(":17:16:") && $0.contains("source ID 'lobby' is already used at 9:") },
+            "\(found)")
+        #expect(
+            found.contains { $0.hasPrefix(":17:") && $0.contains("cannot record to \(file): it is a file") }, "\(found)"
+        )
+        let defaulted = try problems(
+            Self.valid.replacingOccurrences(of: "  status-interval: 5", with: "  status-interval: 5\n  crf: 99"))
+        #expect(defaulted.count == 1 && defaulted[0].hasPrefix(":8:") && defaulted[0].contains("crf"), "\(defaulted)")
     }
 
     @Test func longValuesAreCutTo80Characters() throws {

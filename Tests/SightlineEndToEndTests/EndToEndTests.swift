@@ -266,6 +266,12 @@ let logger = Logger(label: "test")
         (["run", "--publish", "tcp://0.0.0.0:5999"], "--insecure"),
         (["events", "--connect", "udp://x"], "invalid endpoint"),
         (["run", "--upsample", "9"], "upsample must be 0 to 3"),
+        (["run", "--upsample", "-1"], "upsample must be 0 to 3, not -1"),
+        (["run", "--threshold", "-200"], "--threshold"),
+        (["run", "--record", "/tmp/sightline-recording.mov"], "that is a file name; recordings go into a directory"),
+        (["record", "--source-id", "cam1", "--out", SampleMedia.faces640x480.path], "it is a file"),
+        (["export", SampleMedia.faces640x480.path, "-o", "/tmp/x.avi"], "export writes .mov"),
+        (["run", "--control", "brightness=1"], "--control goes with a camera"),
         (["run", "--upsample", "many"], "--upsample"),
         (["run", "--threshold", "nan"], "threshold"),
         (["run", "--detector-threads", "0"], "detector threads must be 1 to 64, not 0"),
@@ -283,6 +289,7 @@ let logger = Logger(label: "test")
         (["console", "--stale-after", "inf"], "--stale-after"),
         (["events", "--kind", "fish"], "unknown --kind 'fish'"),
         (["run", "--detect", "cats"], "--detect 'cats' is not one of: faces, barcodes"),
+        (["run", "--detect", "face"], "--detect 'face' is not one of: faces, barcodes"),
         (["run", "--detect", "barcodes", "--code-types", "qr,bogus"], "unknown code type 'bogus'"),
         (["run", "--frames", "png"], "png"),
         (["run", "--publish", "inproc://bad2", "--frames", "gray8", "--frames-size", "10x10"], "at least 16x16"),
@@ -307,6 +314,26 @@ let logger = Logger(label: "test")
     ])
     func badOptions(arguments: [String], text: String) throws {
         try expectOneLineError(arguments, mentioning: text)
+    }
+
+    /// A subscriber connected where nothing publishes says so instead of waiting in silence.
+    @Test func aSilentWaitIsSaid() throws {
+        let endpoint = "tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())"
+        let outcome = try sightline(["events", "--connect", endpoint, "--idle-timeout", "6"])
+        #expect(outcome.status == 0)
+        #expect(
+            outcome.stderrLines.contains {
+                $0.contains("waiting for messages: nothing yet after ") && $0.contains("connect=\(endpoint)")
+            }, "\(outcome.stderrLines)")
+    }
+
+    /// A value refused once `run` runs points at `run`'s help, not the top-level usage.
+    @Test func aRefusedValuePointsAtItsCommandsHelp() throws {
+        let outcome = try sightline(["run", "--detect", "face"])
+        #expect(
+            outcome.stderrLines == [
+                "Error: --detect 'face' is not one of: faces, barcodes", "See 'sightline run --help' for the options.",
+            ])
     }
 
     /// An option of one kind of source given to another is refused before anything opens:

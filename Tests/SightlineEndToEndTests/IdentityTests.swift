@@ -172,4 +172,30 @@ import Testing
         let listed = try cli.sightline(["faces", "list", "--gallery", gallery])
         #expect(listed.stdout.contains("nobody enrolled"))
     }
+
+    /// A photo of Biden enrolled as Obama would make both wrong: refused, naming Biden,
+    /// unless forced; one image can then be taken out again.
+    @Test func enrolmentProtectsTheGallery() throws {
+        let directory = try TemporaryDirectory("enrolment")
+        let gallery = try enrolObama(in: directory)
+        let biden = try cli.sightline(["faces", "enroll", "Biden", Self.biden, "--gallery", gallery], timeout: 120)
+        #expect(biden.status == 0, "\(biden.stderrLines)")
+        let before = try Data(contentsOf: URL(fileURLWithPath: gallery))
+        try cli.expectOneLineError(
+            ["faces", "enroll", "Obama", Self.biden, "--gallery", gallery],
+            mentioning: "biden.jpg's face matches Biden (distance 0.000, under 0.6); nothing was enrolled")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: gallery)) == before)
+        let forced = try cli.sightline(
+            ["faces", "enroll", "Obama", Self.biden, "--force", "--gallery", gallery], timeout: 120)
+        #expect(forced.status == 0, "\(forced.stderrLines)")
+        #expect(
+            forced.stdout.contains("note: biden.jpg also matches Biden (distance 0.000); enrolled as asked (--force)"))
+        try cli.expectOneLineError(
+            ["faces", "remove", "Obama", "--image", "nope.jpg", "--gallery", gallery],
+            mentioning: "Obama has no image nope.jpg; their images: obama2.jpg, biden.jpg")
+        let removed = try cli.sightline(["faces", "remove", "Obama", "--image", "biden.jpg", "--gallery", gallery])
+        #expect(removed.stdout.contains("removed biden.jpg from Obama; 1 image(s) left"), "\(removed.stderrLines)")
+        let listed = try cli.sightline(["faces", "list", "--gallery", gallery])
+        #expect(listed.stdout.contains("Obama\t1 image(s): obama2.jpg") && listed.stdout.contains("Biden\t1 image(s)"))
+    }
 }

@@ -182,15 +182,40 @@ package final class CameraControls: Sendable {
         }
     }
 
+    /// A request checked against the device: its control and the value for it.
+    private typealias Resolved = (control: V4L2Control, value: Int64)
+
     /// Checks `requests` against the device's controls, has the driver try them, sets them
     /// in one call, and returns what the driver kept; a driver that clamped a value is
     /// logged with the value it kept.
     static func apply(
         _ requests: [V4L2ControlRequest], fd: Int32, path: String, logger: Logger
     ) throws -> [String: Int64] {
-        let controls = list(fd)
-        var resolved: [(control: V4L2Control, value: Int64)] = []
-        for request in requests {
+        let resolved = try resolve(requests, among: list(fd), path: path)
+        try send(resolved, fd: fd, path: path)
+        var kept: [String: Int64] = [:]
+        for item in resolved where item.control.type != "button" {
+            guard let value = read(fd, item.control.id, type: item.control.type) else { continue }
+            kept[item.control.name] = value
+            if value != item.value {
+                logger.warning(
+                    "the driver kept another value",
+                    metadata: [
+                        "device": "\(path)", "control": "\(item.control.name)", "asked": "\(item.value)",
+                        "kept": "\(value)",
+                    ])
+            }
+        }
+        return kept
+    }
+
+    /// Each request's control (by v4l2-ctl's name, AVFoundation's or the driver's) and
+    /// value, automatic modes first: a camera takes an exposure time only once automatic
+    /// exposure is off, and V4L2 sets a batch in its order.
+    private static func resolve(
+        _ requests: [V4L2ControlRequest], among controls: [V4L2Control], path: String
+    ) throws -> [Resolved] {
+        let resolved: [Resolved] = try requests.map { request in
             let wanted = request.name.lowercased()
             guard
                 let control = controls.first(where: {
@@ -201,11 +226,14 @@ package final class CameraControls: Sendable {
                 throw SightlineError.invalidArgument(
                     "\(path) has no control '\(request.name)'; it has \(names.joined(separator: ", "))")
             }
-            resolved.append((control, try control.value(for: request.value, device: path)))
+            return (control, try control.value(for: request.value, device: path))
         }
-        // Automatic modes first: a camera takes an exposure time only once automatic
-        // exposure is off, and V4L2 sets a batch in its order.
-        resolved.sort { isModeSwitch($0.control) && !isModeSwitch($1.control) }
+        return resolved.filter { isModeSwitch($0.control) } + resolved.filter { !isModeSwitch($0.control) }
+    }
+
+    /// Has the driver check the batch, then set it; throws the one line saying which
+    /// control it refused and why.
+    private static func send(_ resolved: [Resolved], fd: Int32, path: String) throws {
         var batch = resolved.map { item in
             var control = v4l2_ext_control()
             control.id = item.control.id
@@ -227,37 +255,26 @@ package final class CameraControls: Sendable {
                 failedIndex = Int(controls.error_idx)
                 return result
             }
-            if result != 0 {
-                let failure = errno
-                let culprit =
-                    resolved.indices.contains(failedIndex)
-                    ? "\(resolved[failedIndex].control.name)=\(resolved[failedIndex].value)"
-                    : resolved.map { "\($0.control.name)=\($0.value)" }.joined(separator: " ")
-                let reason =
-                    switch failure {
-                    case EBUSY: "the device is busy (EBUSY)"
-                    case EACCES: "the control cannot be written now (EACCES)"
-                    case ERANGE: "out of the driver's range (ERANGE)"
-                    default: "\(String(cString: strerror(failure))) (errno \(failure))"
-                    }
-                throw SightlineError.invalidArgument(
-                    "\(path) refused \(culprit) when it was \(name): \(reason); nothing was changed")
-            }
+            guard result != 0 else { continue }
+            let failure = errno
+            // The driver names the control it refused, unless it refused the batch before
+            // touching any (error_idx == count): then the busy ones (grabbed while
+            // streaming) are the likely cause.
+            let grabbed = resolved.filter { $0.control.flags.contains("grabbed") }
+            let named =
+                resolved.indices.contains(failedIndex)
+                ? [resolved[failedIndex]] : failure == EBUSY && !grabbed.isEmpty ? grabbed : resolved
+            let culprit = named.map { "\($0.control.name)=\($0.value)" }.joined(separator: " ")
+            let reason =
+                switch failure {
+                case EBUSY: "the device is busy (EBUSY)"
+                case EACCES: "the control cannot be written now (EACCES)"
+                case ERANGE: "out of the driver's range (ERANGE)"
+                default: "\(String(cString: strerror(failure))) (errno \(failure))"
+                }
+            throw SightlineError.invalidArgument(
+                "\(path) refused \(culprit) when it was \(name): \(reason); nothing was changed")
         }
-        var kept: [String: Int64] = [:]
-        for item in resolved where item.control.type != "button" {
-            guard let value = read(fd, item.control.id, type: item.control.type) else { continue }
-            kept[item.control.name] = value
-            if value != item.value {
-                logger.warning(
-                    "the driver kept another value",
-                    metadata: [
-                        "device": "\(path)", "control": "\(item.control.name)", "asked": "\(item.value)",
-                        "kept": "\(value)",
-                    ])
-            }
-        }
-        return kept
     }
 
     private static func isModeSwitch(_ control: V4L2Control) -> Bool {

@@ -73,6 +73,17 @@ package struct FaceGallery: Sendable, Equatable, Codable {
         return people.count != before
     }
 
+    /// Removes the enrolments of one image (by the name `faces list` shows) from a person,
+    /// and the person with their last; the number removed (0: no such image).
+    package mutating func remove(name: String, image: String) -> Int {
+        guard let index = people.firstIndex(where: { $0.name == name }) else { return 0 }
+        let before = people[index].enrolments.count
+        people[index].enrolments.removeAll { $0.image == image }
+        let removed = before - people[index].enrolments.count
+        if people[index].enrolments.isEmpty { people.remove(at: index) }
+        return removed
+    }
+
     /// The enrolled person closest to `descriptor`, when closer than `threshold`.
     package func match(_ descriptor: FaceDescriptor, threshold: Double) -> FaceIdentity? {
         var best: FaceIdentity?

@@ -23,6 +23,11 @@ package struct FaceModelFiles: Sendable, Equatable {
         }
         let local = FaceModelFiles(directory: "models")
         if local.hasLandmarks || local.hasRecognition { return local }
+        // Installed by tools/install.sh: beside the executable (a link on PATH points there).
+        let installed = FaceModelFiles(
+            directory: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+                .deletingLastPathComponent().appendingPathComponent("models").path)
+        if installed.hasLandmarks || installed.hasRecognition { return installed }
         let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent()  // Faces
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         return FaceModelFiles(directory: checkout.appendingPathComponent("models").path)

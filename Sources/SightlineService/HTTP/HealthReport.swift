@@ -11,8 +11,9 @@ package struct HealthReport: Sendable, Codable, Equatable {
         /// source this process only records.
         package var state: String
         package var reason: String?
-        /// `recording`, `paused` (the disk is nearly full), `stopped` (a write failed), or nil
-        /// when this process does not record the source.
+        /// `recording`, `notStarted` (nothing to record yet: no frame has come, as while its
+        /// source cannot be opened), `paused` (the disk is nearly full), `failing` (a write
+        /// failed), or nil when this process does not record the source.
         package var recorder: String?
         package var recorderReason: String?
         /// `running` or `interrupted` for a camera's microphone (`audio-device`); nil without one.
@@ -42,7 +43,7 @@ package struct HealthReport: Sendable, Codable, Equatable {
             if source.microphone == "interrupted" {
                 problems.append("\(source.id): microphone interrupted: \(source.microphoneReason ?? "")")
             }
-            if let recorder = source.recorder, recorder != "recording" {
+            if let recorder = source.recorder, !["recording", "notStarted"].contains(recorder) {
                 problems.append("\(source.id): recorder \(recorder): \(source.recorderReason ?? "")")
             }
             return problems
@@ -71,7 +72,11 @@ package struct HealthReport: Sendable, Codable, Equatable {
         return Source(
             id: monitored.id, state: state, reason: reason,
             recorder: recorder.map {
-                $0.failureReason != nil ? "failing" : $0.pausedReason != nil ? "paused" : "recording"
+                $0.failureReason != nil
+                    ? "failing"
+                    : $0.pausedReason != nil
+                        ? "paused"
+                        : $0.counters.files.isEmpty && $0.counters.framesWritten == 0 ? "notStarted" : "recording"
             },
             recorderReason: recorder?.failureReason ?? recorder?.pausedReason,
             microphone: microphone.map { $0.state == .interrupted ? "interrupted" : "running" },

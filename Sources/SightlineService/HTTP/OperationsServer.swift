@@ -82,7 +82,7 @@ package enum OperationsServer {
         }
         SourceRoutes.add(to: router, sources: MonitoredSources(sources), authorized: authorized)
         let host = endpoint.host
-        return Application(
+        let application = Application(
             router: router, server: ServerLimits.standard.server(logger: logger),
             configuration: .init(address: .hostname(host, port: endpoint.port), serverName: "sightline"),
             onServerRunning: { channel in
@@ -91,5 +91,6 @@ package enum OperationsServer {
                 await onListening(port)
             },
             logger: logger)
+        return ListeningServer(application, host: host, port: endpoint.port)
     }
 }

@@ -67,6 +67,12 @@ package final class SourceRunner: Service, Sendable {
     package func run() async throws {
         var backoff = Duration.seconds(1)
         var failedBefore = state.withLock { $0.given == nil }
+        // A source that could not be opened was logged where it failed; its first retry
+        // comes after the first wait, not at once, and is not announced twice.
+        if let reason = state.withLock({ $0.given == nil ? $0.waitingReason : nil }) {
+            let appeared = await wait(backoff, reason: reason, announce: false)
+            backoff = appeared ? .milliseconds(250) : backoff * 2
+        }
         while !Task.isShuttingDownGracefully {
             let pipeline: AnalysisPipeline
             do {
@@ -76,7 +82,7 @@ package final class SourceRunner: Service, Sendable {
                 failedBefore = true
                 // A camera appearing is tried at once, and again soon: its /dev/v4l links
                 // come a moment after it (udev makes them).
-                let appeared = await wait(backoff, after: error)
+                let appeared = await wait(backoff, reason: "\(error)")
                 backoff = appeared ? .milliseconds(250) : min(backoff * 2, .seconds(60))
                 continue
             }
@@ -96,12 +102,12 @@ package final class SourceRunner: Service, Sendable {
                 failedBefore = true
                 let reason = pipeline.state.reason ?? "\(device) went away"
                 let appeared = await wait(
-                    backoff, after: SightlineError.sourceUnavailable(source: device, reason: reason))
+                    backoff, reason: "\(SightlineError.sourceUnavailable(source: device, reason: reason))")
                 backoff = appeared ? .milliseconds(250) : min(backoff * 2, .seconds(60))
             } catch {
                 guard retry, !Task.isShuttingDownGracefully else { throw error }
                 failedBefore = true
-                await wait(.seconds(1), after: error)
+                await wait(.seconds(1), reason: "\(error)")
                 backoff = .seconds(2)
             }
         }
@@ -125,10 +131,12 @@ package final class SourceRunner: Service, Sendable {
     /// Says why, then waits (a shutdown ends the wait at once; for a camera, so does a
     /// camera appearing). Returns whether one appeared.
     @discardableResult
-    private func wait(_ delay: Duration, after error: any Error) async -> Bool {
-        state.withLock { $0.waitingReason = "\(error)" }
-        logger.error(
-            "source failed; trying again in \(delay)", metadata: ["source": "\(sourceID)", "error": "\(error)"])
+    private func wait(_ delay: Duration, reason: String, announce: Bool = true) async -> Bool {
+        state.withLock { $0.waitingReason = reason }
+        if announce {
+            logger.error(
+                "source failed; trying again in \(delay)", metadata: ["source": "\(sourceID)", "error": "\(reason)"])
+        }
         guard let device = configuration.source.devicePath else {
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: delay) }
             return false

@@ -10,9 +10,9 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Run every source of a config file: analysis, recording, retention, metrics and the console.",
         discussion: """
-            One process for many cameras, files and streams (docs/configuration.md). Each source
-            has its own pipeline and recorder: one that fails (unreachable, unplugged) is opened
-            again with backoff and shows in /health while the others go on. SIGTERM finalises
+            One process for many cameras, files and streams (docs/configuration.md). Each source \
+            has its own pipeline and recorder: one that fails (unreachable, unplugged) is opened \
+            again with backoff and shows in /health while the others go on. SIGTERM finalises \
             every recording.
 
             Examples:

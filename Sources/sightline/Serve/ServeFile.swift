@@ -19,8 +19,20 @@ struct ServeFile {
     var services = ServicesConfiguration()
     var console: ConsoleConfiguration?
     private(set) var problems: [String] = []
+    /// Where and what each problem reported was, so that none is reported twice.
+    private var reported: Set<String> = []
     /// Where each source parsed so far is in the file: its entry, by key.
-    private var sourceLines: [(entry: Node, keys: [String: Node])] = []
+    /// Every source entry, valid or not, with what `checkSourcesApart` compares: so that a
+    /// duplicate ID or an unwritable directory is reported in the same pass as a bad value.
+    private var entries: [SourceEntry] = []
+
+    private struct SourceEntry {
+        var id: String
+        var device: String?
+        var recordDirectory: String?
+        var node: Node
+        var keys: [String: Node]
+    }
 
     /// The top-level keys, and the console's.
     static let topLevelKeys: Set<String> = [
@@ -231,15 +243,26 @@ struct ServeFile {
                 return
             }
         }
+        let lines = Dictionary(keys.map { ($0.key, $0.node) }, uniquingKeysWith: { $1 })
         do {
             let options = try SourceOptions.parse(arguments)
             var source = try options.configuration()
             source.pipeline?.bus.allowRemote = services.bus.allowsRemote
             services.sources.append(source)
-            sourceLines.append((node, Dictionary(keys.map { ($0.key, $0.node) }, uniquingKeysWith: { $1 })))
+            entries.append(
+                SourceEntry(
+                    id: source.id, device: source.pipeline?.source.devicePath,
+                    recordDirectory: source.recording?.directory, node: node, keys: lines))
         } catch {
             let message = SourceOptions.message(for: error)
             report(lineOf(message, in: keys) ?? node, "\(name): \(Self.asKeys(message))")
+            // Compared with the others all the same, from the keys as written.
+            let source = lines["source"]?.string
+            entries.append(
+                SourceEntry(
+                    id: lines["source-id"]?.string ?? "cam1",
+                    device: source.flatMap { V4L2Source.isDevice($0) ? $0 : nil },
+                    recordDirectory: lines["record"]?.string, node: node, keys: lines))
         }
     }
 
@@ -248,23 +271,23 @@ struct ServeFile {
         var ids: [String: String] = [:]
         var devices: [String: String] = [:]
         var directories: Set<String> = []
-        for (source, lines) in zip(services.sources, sourceLines) {
-            let line = { (key: String) in Self.position(lines.keys[key] ?? lines.entry) }
+        for source in entries {
+            let line = { (key: String) in Self.position(source.keys[key] ?? source.node) }
             if let first = ids[source.id] {
                 problems.append(
                     "\(path):\(line("source-id")): source ID '\(source.id)' is already used at \(first)")
             }
             ids[source.id] = ids[source.id] ?? line("source-id")
-            if let camera = source.pipeline?.source.devicePath {
+            if let camera = source.device {
                 let device = URL(fileURLWithPath: camera).resolvingSymlinksInPath().path
                 if let other = devices[device] {
                     problems.append(
                         "\(path):\(line("source")): source '\(source.id)' uses \(camera), which source '\(other)' already uses"
                     )
                 }
-                devices[device] = source.id
+                devices[device] = devices[device] ?? source.id
             }
-            if let directory = source.recording?.directory, directories.insert(directory).inserted {
+            if let directory = source.recordDirectory, directories.insert(directory).inserted {
                 do {
                     try RecordingDirectory.prepare(directory)
                 } catch {
@@ -339,7 +362,13 @@ struct ServeFile {
         }
     }
 
+    /// Each problem once: a bad value under `defaults:` is every source's, on one line.
     private mutating func report(_ node: Node, _ message: String) {
+        let key =
+            "\(Self.position(node)) "
+            + message.replacingOccurrences(
+                of: #"^(source '[^']*'|sources\[\d+\]): "#, with: "", options: .regularExpression)
+        guard reported.insert(key).inserted else { return }
         problems.append("\(path):\(Self.position(node)): \(Self.cut(message))")
     }
 
@@ -350,67 +379,6 @@ struct ServeFile {
     /// error stays a line whatever the file holds.
     static func cut(_ message: String) -> String {
         message.replacingOccurrences(of: #"([^\s']{80})[^\s']+"#, with: "$1…", options: .regularExpression)
-    }
-
-    /// Yams's problem without its own copy of the offending line.
-    static func yamlProblem(_ error: any Error) -> String {
-        guard let error = error as? YamlError else { return "\(error)" }
-        switch error {
-        case .scanner(_, let problem, _, _), .parser(_, let problem, _, _), .composer(_, let problem, _, _),
-            .reader(let problem, _, _, _):
-            return problem
-        default:
-            return String(describing: error).split(separator: "\n").first.map(String.init) ?? ""
-        }
-    }
-
-    /// Where Yams found its problem.
-    static func mark(of error: any Error) -> Mark? {
-        switch error as? YamlError {
-        case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _): mark
-        default: nil
-        }
-    }
-
-    // MARK: Depth
-
-    /// Levels of nesting a file may have: a config has four or five.
-    static let maximumDepth = 64
-
-    /// Where the file first nests deeper than `maximumDepth`, counted without parsing: a
-    /// line's indentation and its leading `- ` markers bound its block nesting, and open
-    /// `[` and `{` outside quotes and comments its flow nesting. The sum bounds the depth
-    /// Yams would reach, so a file under the limit never recurses deeply.
-    static func tooDeep(_ text: String) -> (line: Int, column: Int)? {
-        var flow = 0
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let bytes = Array(line.utf8)
-            var column = 0
-            while column < bytes.count, bytes[column] == UInt8(ascii: " ") { column += 1 }
-            var block = column
-            while column + 1 < bytes.count, bytes[column] == UInt8(ascii: "-"), bytes[column + 1] == UInt8(ascii: " ") {
-                block += 1
-                column += 2
-            }
-            var quote: UInt8?
-            for (offset, byte) in bytes.enumerated() where offset >= column {
-                if let open = quote {
-                    if byte == open { quote = nil }
-                    continue
-                }
-                switch byte {
-                case UInt8(ascii: "\""), UInt8(ascii: "'"): quote = byte
-                case UInt8(ascii: "#"): break
-                case UInt8(ascii: "["), UInt8(ascii: "{"): flow += 1
-                case UInt8(ascii: "]"), UInt8(ascii: "}"): flow = max(0, flow - 1)
-                default: continue
-                }
-                if byte == UInt8(ascii: "#") { break }
-                if flow + block > maximumDepth { return (index + 1, offset + 1) }
-            }
-            if block > maximumDepth { return (index + 1, column + 1) }
-        }
-        return nil
     }
 }
 
