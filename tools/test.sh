@@ -19,11 +19,12 @@ log=$(mktemp -t sightline-tests.XXXXXX)
 summary() {
   local status=$?
   echo
-  # Suites the host run skipped and vivid-run then ran are not skipped.
+  # Swift Testing's "Test/Suite … skipped: reason" and the scripts' "…: skipped (reason)";
+  # the tests the host skipped for want of a camera and vivid-run then ran are not skipped.
   local ran_in_vm='^$'
-  grep -q "^V4L2 suites: ran in vivid-run" "$log" && ran_in_vm='V4L2Tests|V4L2PipelineTests'
+  grep -q "^V4L2 suites: ran in vivid-run" "$log" && ran_in_vm='needs /dev/video0'
   local skipped
-  skipped=$(grep -aiE "skipped( |:|$)" "$log" | grep -avE "^\s*(ok|✔)" | grep -avE "$ran_in_vm" \
+  skipped=$(grep -aE "(Suite|Test) .* skipped: |: skipped( \(|$)" "$log" | grep -avE "$ran_in_vm" \
     | sed -E 's/^[^A-Za-z]*//' | sort -u)
   if [ -n "$skipped" ]; then
     echo "Skipped:"
