@@ -1,8 +1,8 @@
 #ifndef SIGHTLINE_CDLIB_EXACT_PYRAMID_H
 #define SIGHTLINE_CDLIB_EXACT_PYRAMID_H
-// One step of dlib's pyramid_down<6> on 8-bit grey images, computable a band or a rectangle
-// at a time with dlib's exact pixels, so that a level can be built on several threads, or
-// only where a region scan needs it.
+// One step of dlib's pyramid_down<6> (or pyramid_up's doubling) on 8-bit grey images,
+// computable a band or a rectangle at a time with dlib's exact pixels, so that a level can be
+// built on several threads, or only where a region scan needs it.
 //
 // pyramid_down<6> sizes the level below (5/6, rounded down) and calls resize_image's
 // bilinear path for grey pixels. That path walks each output row with a double y that it
@@ -27,12 +27,18 @@ public:
     static long down(long size) { return static_cast<long>((5 * size) / 6 + 0.5); }
 
     // Prepares for images of in_rows x in_columns; cheap when the size is the same.
-    void plan(long in_rows, long in_columns) {
-        if (in_rows == in_rows_ && in_columns == in_columns_) return;
+    void plan(long in_rows, long in_columns) { plan(in_rows, in_columns, down(in_rows), down(in_columns)); }
+
+    // The same for any output size: resize_image's bilinear path is pyramid_up's too
+    // (pyramid_down<2>, to the size of its rect_up), where the output is larger.
+    void plan(long in_rows, long in_columns, long out_rows, long out_columns) {
+        if (in_rows == in_rows_ && in_columns == in_columns_ && out_rows == out_rows_ && out_columns == out_columns_) {
+            return;
+        }
         in_rows_ = in_rows;
         in_columns_ = in_columns;
-        out_rows_ = down(in_rows);
-        out_columns_ = down(in_columns);
+        out_rows_ = out_rows;
+        out_columns_ = out_columns;
 
         const double y_scale = (in_rows - 1) / static_cast<double>(std::max<long>(out_rows_ - 1, 1));
         rows_.resize(out_rows_);

@@ -45,6 +45,7 @@ struct sl_face_detector {
     dlib::frontal_face_detector detector = embedded_detector();
     ParallelFaceScan scan;
     dlib::array2d<unsigned char> upsampled;  // reused between frames
+    PyramidStep doubling;                    // the frame to `upsampled`, for one doubling
     std::vector<dlib::rect_detection> detections;
     std::vector<FaceRegion> regions;
 };
@@ -55,17 +56,37 @@ void on_scan_threads(sl_face_detector *detector, const std::function<void(int)> 
 
 namespace {
 // Runs `detect` on the image the Python binding's path makes of `image` for `upsample` (one
-// pyramid_up into a buffer, more in place), then maps each box back down.
+// pyramid_up into a buffer, more in place), then maps each box back down. `detect` gets the
+// image and a function that makes the areas of it it will read: for one doubling, the image
+// is made only there (`PyramidStep` computes dlib's pixels for any area), so a region scan
+// doubles its regions, not the frame; for more, it is made whole first.
 template <typename Detect>
 void on_upsampled(sl_face_detector *detector, const LumaView &image, int upsample, Detect detect) {
+    const auto nothing_to_make = [](const std::vector<dlib::rectangle> &) {};
     if (upsample == 0) {
-        detect(image, 0);
+        detect(image, 0, nothing_to_make);
         return;
     }
     dlib::pyramid_down<2> pyramid;
-    dlib::pyramid_up(image, detector->upsampled, pyramid);
-    for (int level = 1; level < upsample; ++level) dlib::pyramid_up(detector->upsampled);
-    detect(detector->upsampled, upsample);
+    auto &upsampled = detector->upsampled;
+    if (upsample == 1) {
+        const dlib::rectangle size = pyramid.rect_up(dlib::rectangle(0, 0, image.columns - 1, image.rows - 1));
+        if (upsampled.nr() != size.bottom() + 1 || upsampled.nc() != size.right() + 1) {
+            upsampled.set_size(size.bottom() + 1, size.right() + 1);
+        }
+        detector->doubling.plan(image.rows, image.columns, upsampled.nr(), upsampled.nc());
+        detect(upsampled, 1, [&](const std::vector<dlib::rectangle> &areas) {
+            for (const auto &area : areas) {
+                detector->scan.in_bands(area, [&](const dlib::rectangle &band) {
+                    detector->doubling.run(image, upsampled, band);
+                });
+            }
+        });
+    } else {
+        dlib::pyramid_up(image, upsampled, pyramid);
+        for (int level = 1; level < upsample; ++level) dlib::pyramid_up(upsampled);
+        detect(upsampled, upsample, nothing_to_make);
+    }
     for (auto &d : detector->detections) d.rect = pyramid.rect_down(d.rect, upsample);
 }
 
@@ -102,7 +123,8 @@ extern "C" int sl_face_detector_detect(sl_face_detector *detector, const uint8_t
     }
     return guarded<int>(error, error_capacity, -1, [&] {
         const LumaView image{pixels, height, width, static_cast<long>(bytes_per_row)};
-        on_upsampled(detector, image, upsample, [&](const auto &scanned, int) {
+        on_upsampled(detector, image, upsample, [&](const auto &scanned, int, const auto &make) {
+            make({dlib::get_rect(scanned)});
             detector->scan.detect(detector->detector, scanned, adjust_threshold, detector->detections);
         });
         return copy_out(detector->detections, out, capacity);
@@ -121,7 +143,7 @@ extern "C" int sl_face_detector_detect_regions(sl_face_detector *detector, const
     }
     return guarded<int>(error, error_capacity, -1, [&] {
         const LumaView image{pixels, height, width, static_cast<long>(bytes_per_row)};
-        on_upsampled(detector, image, upsample, [&](const auto &scanned, int doublings) {
+        on_upsampled(detector, image, upsample, [&](const auto &scanned, int doublings, const auto &make) {
             // Regions are given in the frame's pixels; the scan is of the upsampled image.
             const long scale = 1L << doublings;
             detector->regions.clear();
@@ -132,7 +154,7 @@ extern "C" int sl_face_detector_detect_regions(sl_face_detector *detector, const
                      r.min_size * scale, r.max_size * scale, r.neighbour_levels != 0});
             }
             detector->scan.detect_regions(detector->detector, scanned, adjust_threshold, detector->regions,
-                                          detector->detections);
+                                          detector->detections, make);
         });
         return copy_out(detector->detections, out, capacity);
     });
@@ -165,17 +187,24 @@ long differing_floats(const dlib::array2d<float> &theirs, const dlib::array2d<fl
 }  // namespace
 
 extern "C" long sl_pyramid_mismatches(const uint8_t *pixels, int width, int height, ptrdiff_t bytes_per_row) {
-    // Every level of the image's pyramid_down<6> pyramid, dlib's against PyramidStep's built
-    // whole, in two bands of rows, and in a rectangle that starts and ends mid-group.
+    // Every level of the image's pyramid_down<6> pyramid, and the image doubled (pyramid_up,
+    // for upsample 1), dlib's against PyramidStep's built whole, in two bands of rows, and in
+    // a rectangle that starts and ends mid-group.
+    const LumaView image{pixels, height, width, static_cast<long>(bytes_per_row)};
     dlib::array2d<unsigned char> theirs, ours, previous;
-    dlib::assign_image(previous, LumaView{pixels, height, width, static_cast<long>(bytes_per_row)});
+    dlib::pyramid_up(image, theirs, dlib::pyramid_down<2>());
+    dlib::assign_image(previous, image);
     long mismatches = 0;
     dlib::pyramid_down<6> pyramid;
     PyramidStep step;
-    while (previous.nr() > 20 && previous.nc() > 20) {
-        pyramid(previous, theirs);
+    for (bool doubling = true; previous.nr() > 20 && previous.nc() > 20; doubling = false) {
         const LumaView above{&previous[0][0], previous.nr(), previous.nc(), previous.nc()};
-        step.plan(previous.nr(), previous.nc());
+        if (doubling) {
+            step.plan(previous.nr(), previous.nc(), theirs.nr(), theirs.nc());
+        } else {
+            pyramid(previous, theirs);
+            step.plan(previous.nr(), previous.nc());
+        }
         ours.set_size(step.out_rows(), step.out_columns());
         const long half = ours.nr() / 2;
         step.run(above, ours, dlib::rectangle(0, 0, ours.nc() - 1, half - 1));
@@ -187,7 +216,7 @@ extern "C" long sl_pyramid_mismatches(const uint8_t *pixels, int width, int heig
         step.run(above, ours, part);
         for (long r = part.top(); r <= part.bottom(); ++r)
             for (long c = part.left(); c <= part.right(); ++c) mismatches += ours[r][c] != theirs[r][c];
-        dlib::swap(previous, theirs);
+        if (!doubling) dlib::swap(previous, theirs);
     }
     return mismatches;
 }

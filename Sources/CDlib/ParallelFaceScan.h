@@ -138,6 +138,26 @@ public:
     // The scan's threads, for other work of the frame between scans (the faces' landmarks).
     WorkerPool &pool() { return pool_; }
 
+    // `work` over `area` in bands of rows on the pool's threads, when it is large enough to be
+    // worth waking them for (each thread takes the next band until none is left, as with the
+    // scan's jobs); otherwise `work(area)` on this thread.
+    void in_bands(const dlib::rectangle &area, const std::function<void(const dlib::rectangle &)> &work) {
+        const int threads = pool_.size();
+        if (threads == 1 || area.area() < 60000) {
+            work(area);
+            return;
+        }
+        const long bands = 4 * threads;
+        std::atomic<long> next{0};
+        pool_.run([&](int) {
+            for (long band; (band = next.fetch_add(1, std::memory_order_relaxed)) < bands;) {
+                const long first = area.top() + area.height() * band / bands;
+                const long last = area.top() + area.height() * (band + 1) / bands - 1;
+                work(dlib::rectangle(area.left(), first, area.right(), last));
+            }
+        });
+    }
+
     // What `detector(img, dets, adjust_threshold)` returns, in the same order.
     template <typename image_type>
     void detect(const dlib::frontal_face_detector &detector, const image_type &img, double adjust_threshold,
@@ -155,9 +175,13 @@ public:
 
     // The detections `detect` would make within each region's area at the levels that match
     // its sizes; nothing where no region is. Same order and merge as `detect`.
-    template <typename image_type>
+    // `prepare_level0(areas)` is called, before any pixel of `img` is read, with the areas of
+    // it the scan reads (an image made on demand, such as an upsampled frame, need only
+    // have those).
+    template <typename image_type, typename Prepare = void (*)(const std::vector<dlib::rectangle> &)>
     void detect_regions(const dlib::frontal_face_detector &detector, const image_type &img, double adjust_threshold,
-                        const std::vector<FaceRegion> &regions, std::vector<dlib::rect_detection> &final_dets) {
+                        const std::vector<FaceRegion> &regions, std::vector<dlib::rect_detection> &final_dets,
+                        Prepare prepare_level0 = [](const std::vector<dlib::rectangle> &) {}) {
         const Scanner &scanner = detector.get_scanner();
         const unsigned long levels = level_count(scanner, dlib::get_rect(img));
         const double base = base_box_size(scanner);
@@ -192,6 +216,15 @@ public:
                 for (const auto &area : needed_[level]) needed_[level - 1].push_back(steps_[level].source_of(area));
             }
         }
+        level0_areas_.clear();
+        for (const auto &job : jobs_) {
+            if (job.level == 0) level0_areas_.push_back(job.crop);
+        }
+        if (deepest >= 1) {
+            for (const auto &area : needed_[1]) level0_areas_.push_back(steps_[1].source_of(area));
+        }
+        merge_near(level0_areas_, [](const dlib::rectangle &area) { return area.area(); });
+        prepare_level0(level0_areas_);
         for (unsigned long level = 1; level <= deepest; ++level) {
             for (const auto &area : needed_[level]) build_level(level, area, true);
         }
@@ -360,26 +393,16 @@ private:
 
     dlib::rectangle whole_level(unsigned long level) const { return dlib::get_rect(images_[level]); }
 
-    // `area` of a level from the level above, with dlib's pixels; split into bands of rows
-    // over the pool when `spread` and it is large enough to be worth waking the threads
-    // for. Each thread takes the next band until none is left, as with the scan's jobs.
+    // `area` of a level from the level above, with dlib's pixels; in bands of rows over the
+    // pool when `spread`.
     void build_level(unsigned long level, const dlib::rectangle &area, bool spread) {
         const LumaView above = level == 1 ? level0_ : view(images_[level - 1], whole_level(level - 1));
         const PyramidStep &step = steps_[level];
-        const int threads = pool_.size();
-        if (!spread || threads == 1 || area.area() < 60000) {
+        if (!spread) {
             step.run(above, images_[level], area);
             return;
         }
-        const long bands = 4 * threads;
-        std::atomic<long> next{0};
-        pool_.run([&](int) {
-            for (long band; (band = next.fetch_add(1, std::memory_order_relaxed)) < bands;) {
-                const long first = area.top() + area.height() * band / bands;
-                const long last = area.top() + area.height() * (band + 1) / bands - 1;
-                step.run(above, images_[level], dlib::rectangle(area.left(), first, area.right(), last));
-            }
-        });
+        in_bands(area, [&](const dlib::rectangle &band) { step.run(above, images_[level], band); });
     }
 
     // Every job, on the pool's threads: each thread takes the largest job left until none
@@ -503,6 +526,7 @@ private:
     std::vector<PyramidStep> steps_;                    // how each level comes from the one above
     LumaView level0_{nullptr, 0, 0, 0};
     std::vector<std::vector<dlib::rectangle>> needed_;  // per level, the areas a region scan reads
+    std::vector<dlib::rectangle> level0_areas_;         // and of the image itself
     std::vector<dlib::rectangle> areas_;                // one level's wanted areas, being merged
     dlib::array<dlib::array<dlib::array2d<float>>> feats_;  // one per job
     std::vector<Filtering> filtering_;  // one per thread

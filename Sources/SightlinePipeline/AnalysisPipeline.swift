@@ -16,6 +16,9 @@ package struct PipelineConfiguration: Sendable {
     /// A camera or media, with the options of its kind.
     package var source: PipelineSource
     package var sourceID: String = "cam1"
+    /// What the log calls the input where its path would say less to a person (the bundled
+    /// sample, whose path lies inside the build or install directory); nil: its path or URL.
+    package var inputLabel: String?
     /// How the source is mounted, as an EXIF orientation (1-8), over what the source says
     /// (a file's display matrix): a camera mounted turned. Recordings show it turned.
     package var orientation: Int?
@@ -342,7 +345,7 @@ package final class AnalysisPipeline: Service, Sendable {
         logger.info(
             "started",
             metadata: [
-                "source": "\(configuration.sourceID)", "input": "\(input.url)",
+                "source": "\(configuration.sourceID)", "input": "\(configuration.inputLabel ?? input.url)",
                 "size": "\(input.width)x\(input.height)",
                 "fps": "\(input.frameRate.map { String(format: "%.2f", $0) } ?? "?")",
                 "audio": "\(input.audio?.summary ?? "none")",

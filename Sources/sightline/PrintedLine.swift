@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import SightlineCore
 
@@ -56,5 +57,21 @@ enum PrintedLine {
 
     private static func quoted(_ text: String) -> String {
         "\"" + (text.count <= 40 ? text : "\(text.prefix(40))…").replacingOccurrences(of: "\n", with: " ") + "\""
+    }
+}
+
+/// `run --print [text|json]`: what a person reads or what a script parses.
+enum PrintFormat: String, ExpressibleByArgument, CaseIterable {
+    /// Text on a terminal, JSON lines into a pipe or file (`--print` alone).
+    case auto
+    case text
+    case json
+
+    func isReadable(terminal: Bool) -> Bool {
+        switch self {
+        case .auto: terminal
+        case .text: true
+        case .json: false
+        }
     }
 }

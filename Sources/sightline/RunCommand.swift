@@ -52,14 +52,12 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Wait up to this many seconds for a subscriber before the first message.")
     var waitForSubscriber: Double?
 
-    @Flag(
-        help:
-            "Also print every published message on stdout: a short line each on a terminal, JSON lines into a pipe or file."
-    )
-    var print = false
-
-    @Flag(help: "With --print: JSON lines on a terminal too.")
-    var json = false
+    @Option(
+        name: .customLong("print"), defaultAsFlag: PrintFormat.auto,
+        help: ArgumentHelp(
+            "Also print every published message on stdout: `text` is a short line each, `json` JSON lines; alone, text on a terminal and JSON into a pipe or file.",
+            valueName: "format"))
+    var print: PrintFormat? = nil
 
     @OptionGroup var metrics: MetricsOptions
     @OptionGroup var mqtt: MQTTOptions
@@ -101,15 +99,13 @@ struct RunCommand: AsyncParsableCommand {
         let runner = services.runners[0]
         // In-process subscribers (the printer, the recorder) listen on an inproc endpoint
         // only this process can reach, which needs no keys even when the network one does.
-        let printer =
-            try print
-            ? [
-                EventPrinter(
-                    endpoint: services.localEndpoints[source.id]!, sourceID: source.id,
-                    readable: !json && isatty(STDOUT_FILENO) != 0, logger: logger)
-            ] : []
+        let printer = try print.map {
+            try EventPrinter(
+                endpoint: services.localEndpoints[source.id]!, sourceID: source.id,
+                readable: $0.isReadable(terminal: isatty(STDOUT_FILENO) != 0), logger: logger)
+        }
         var failure: (any Error)?
-        do { try await services.run(extra: printer) } catch { failure = error }
+        do { try await services.run(extra: printer.map { [$0] } ?? []) } catch { failure = error }
         Bus.finish()
         if let failure { throw failure }
         for file in services.recorders.first?.snapshot.counters.files ?? [] { logger.notice("recording: \(file)") }
@@ -241,11 +237,12 @@ struct DetectionOptions: ParsableArguments {
         guard !detections.isEmpty else { throw ValidationError("--detect needs one or more of: \(names)") }
         configuration.detection.detectors = detections
         configuration.detection.faces = FaceDetector.Configuration(
-            upsample: upsample,
-            adjustThreshold: try OptionValues.number(threshold, option: "--threshold", in: -100...100),
+            upsample: try OptionValues.integer(upsample, option: "--upsample", in: 0...3),
+            adjustThreshold: try OptionValues.number(threshold, option: "--threshold", in: -5...5),
             minimumFaceSize: try OptionValues.integer(minFaceSize, option: "--min-face-size", in: 0...65_536),
-            threads: detectorThreads,
-            fullScanInterval: fullScanInterval, motionGate: motionGate)
+            threads: try OptionValues.integer(detectorThreads, option: "--detector-threads", in: 1...64),
+            fullScanInterval: try OptionValues.integer(fullScanInterval, option: "--full-scan-interval", in: 1...300),
+            motionGate: motionGate)
         configuration.detection.codes = BarcodeDetector.Configuration(
             types: try MachineReadableCodeType.list(codeTypes), tryHarder: tryHarder)
     }

@@ -188,6 +188,9 @@ struct SourceOptions: ParsableArguments {
         let statusInterval = try OptionValues.duration(statusInterval, option: "--status-interval")
         var configuration = PipelineConfiguration(source: try pipelineSource())
         configuration.sourceID = sourceID
+        if source == nil {
+            configuration.inputLabel = "the bundled sample \(SampleMedia.faces640x480.lastPathComponent)"
+        }
         if let orientation {
             guard (1...8).contains(orientation) else {
                 throw ValidationError("--orientation \(orientation) is not an EXIF orientation 1-8")

@@ -150,6 +150,18 @@ import Testing
         #expect(defaulted.count == 1 && defaulted[0].hasPrefix(":8:") && defaulted[0].contains("crf"), "\(defaulted)")
     }
 
+    /// `run`'s parser stops at a source's first bad value; the file's check does not.
+    @Test func everyBadValueOfASourceIsReportedOnItsLine() throws {
+        let found = try problems(
+            Self.valid + "\n    fps: nan\n    crf: 99\n    upsample: -1\n    status-interval: 0\n    size: 640x480\n")
+        #expect(found.count == 5, "\(found)")
+        for (line, key) in [
+            (16, "fps"), (17, "crf"), (18, "upsample -1 must be from 0 to 3"), (19, "status-interval"), (20, "size"),
+        ] {
+            #expect(found.contains { $0.hasPrefix(":\(line):") && $0.contains(key) }, "\(key): \(found)")
+        }
+    }
+
     @Test func longValuesAreCutTo80Characters() throws {
         let long = String(repeating: "x", count: 10_000_000)
         for text in [Self.valid + "\n    fps: \(long)\n", Self.valid + "\n    \(long): 1\n", "colour: \(long)\n"] {

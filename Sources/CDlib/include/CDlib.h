@@ -67,7 +67,8 @@ int sl_face_detector_level_box_sizes(sl_face_detector *detector, int width, int 
 int sl_face_detector_embedded_matches_dlib(void);
 
 /// For tests: how many pixels of the pyramid the detector builds (by rows, by rectangles)
-/// differ from dlib's pyramid_down<6> of the same image, over all its levels.
+/// differ from dlib's pyramid_down<6> of the same image, over all its levels, and from its
+/// pyramid_up (the doubling of upsample 1).
 long sl_pyramid_mismatches(const uint8_t *pixels, int width, int height, ptrdiff_t bytes_per_row);
 
 /// For tests: how many saliency pixels of the detector's filters, over every level of the

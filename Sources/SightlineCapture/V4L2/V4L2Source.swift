@@ -343,6 +343,7 @@ package final class V4L2Source: FrameSource {
     private func reconnect() -> SourceRead {
         guard let since = interruptedSince else { return .end }
         defer { stopObservingArrivals() }
+        var notice = WaitNotice()
         while !interrupt.isSet {
             if ContinuousClock.now - since > options.reconnectTimeout {
                 endReason =
@@ -366,6 +367,14 @@ package final class V4L2Source: FrameSource {
             } catch {
                 stopStreaming()
                 backoff = min(backoff * 2, .seconds(5))
+                if let waited = notice.secondsIfDue() {
+                    logger.notice(
+                        "still waiting for the camera to come back",
+                        metadata: [
+                            "device": "\(path)", "waited": "\(waited) s", "next-try-in": "\(backoff)",
+                            "reason": "\(error)",
+                        ])
+                }
             }
         }
         return .end

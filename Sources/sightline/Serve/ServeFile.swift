@@ -214,48 +214,19 @@ struct ServeFile {
             report(node, "\(name): no `source` (a camera such as /dev/video0, a file or a URL)")
             return
         }
-        var arguments: [String] = []
+        var arguments: [(key: String, node: Node, arguments: [String])] = []
         for (key, value) in keys {
-            switch value {
-            case .scalar:
-                if let flag = value.bool, value.string.map({ ["true", "false", "yes", "no"].contains($0) }) == true {
-                    if flag { arguments.append("--\(key)") }
-                } else {
-                    arguments.append("--\(key)=\(value.string ?? "")")  // `=`: a value may start with "-"
-                }
-            case .sequence(let items):
-                guard Self.repeatableKeys.contains(key) else {
-                    report(value, "\(name): '\(key)' takes one value, not a list")
-                    return
-                }
-                for item in items {
-                    guard let text = string(item, key) else { continue }
-                    arguments.append("--\(key)=\(text)")
-                }
-            case .mapping(let pairs) where key == "controls":
-                // A camera's controls, NAME: VALUE, as --control NAME=VALUE.
-                for (control, setting) in pairs {
-                    guard let control = string(control, key), let setting = string(setting, key) else { continue }
-                    arguments.append("--control=\(control)=\(setting)")
-                }
-            default:
-                report(value, "\(name): '\(key)' takes a value or a list of values, not a mapping")
-                return
-            }
+            guard let given = commandLine(key, value, name: name) else { return }
+            arguments.append((key, value, given))
         }
         let lines = Dictionary(keys.map { ($0.key, $0.node) }, uniquingKeysWith: { $1 })
-        do {
-            let options = try SourceOptions.parse(arguments)
-            var source = try options.configuration()
-            source.pipeline?.bus.allowRemote = services.bus.allowsRemote
+        if let source = parseSource(arguments, node: node, name: name) {
             services.sources.append(source)
             entries.append(
                 SourceEntry(
                     id: source.id, device: source.pipeline?.source.devicePath,
                     recordDirectory: source.recording?.directory, node: node, keys: lines))
-        } catch {
-            let message = SourceOptions.message(for: error)
-            report(lineOf(message, in: keys) ?? node, "\(name): \(Self.asKeys(message))")
+        } else {
             // Compared with the others all the same, from the keys as written.
             let source = lines["source"]?.string
             entries.append(
@@ -263,6 +234,55 @@ struct ServeFile {
                     id: lines["source-id"]?.string ?? "cam1",
                     device: source.flatMap { V4L2Source.isDevice($0) ? $0 : nil },
                     recordDirectory: lines["record"]?.string, node: node, keys: lines))
+        }
+    }
+
+    /// One key of a source as `run`'s arguments; nil, reported, when its value has the wrong shape.
+    private mutating func commandLine(_ key: String, _ value: Node, name: String) -> [String]? {
+        switch value {
+        case .scalar:
+            if let flag = value.bool, value.string.map({ ["true", "false", "yes", "no"].contains($0) }) == true {
+                return flag ? ["--\(key)"] : []
+            }
+            return ["--\(key)=\(value.string ?? "")"]  // `=`: a value may start with "-"
+        case .sequence(let items):
+            guard Self.repeatableKeys.contains(key) else {
+                report(value, "\(name): '\(key)' takes one value, not a list")
+                return nil
+            }
+            return items.compactMap { item in string(item, key).map { "--\(key)=\($0)" } }
+        case .mapping(let pairs) where key == "controls":
+            // A camera's controls, NAME: VALUE, as --control NAME=VALUE.
+            return pairs.compactMap { control, setting in
+                guard let control = string(control, key), let setting = string(setting, key) else { return nil }
+                return "--control=\(control)=\(setting)"
+            }
+        default:
+            report(value, "\(name): '\(key)' takes a value or a list of values, not a mapping")
+            return nil
+        }
+    }
+
+    /// The source `run` would make of these keys; nil when any is wrong. `run`'s parser stops
+    /// at the first bad value, so each key it names is reported and left out, and the rest
+    /// parsed again, until they parse: every bad value of the source in one pass.
+    private mutating func parseSource(
+        _ arguments: [(key: String, node: Node, arguments: [String])], node: Node, name: String
+    ) -> ServicesConfiguration.Source? {
+        var remaining = arguments
+        while true {
+            do {
+                let options = try SourceOptions.parse(remaining.flatMap(\.arguments))
+                var source = try options.configuration()
+                source.pipeline?.bus.allowRemote = services.bus.allowsRemote
+                return remaining.count == arguments.count ? source : nil
+            } catch {
+                let message = SourceOptions.message(for: error)
+                let named = keyNamed(in: message, among: remaining.map { ($0.key, $0.node) })
+                report(named?.node ?? node, "\(name): \(Self.asKeys(message))")
+                guard let named, named.key != "source" else { return nil }
+                remaining.removeAll { $0.key == named.key }
+            }
         }
     }
 
@@ -297,9 +317,12 @@ struct ServeFile {
         }
     }
 
-    /// The line of the key an error message names (`--fps`), if it names one.
-    private func lineOf(_ message: String, in keys: [(key: String, node: Node)]) -> Node? {
-        keys.sorted { $0.key.count > $1.key.count }.first { message.contains("--\($0.key)") }?.node
+    /// The key an error message names (`--fps`), if it names one.
+    private func keyNamed(in message: String, among keys: [(key: String, node: Node)]) -> (key: String, node: Node)? {
+        // `controls:` is given as `--control NAME=VALUE`.
+        keys.sorted { $0.key.count > $1.key.count }.first { key in
+            message.contains("--\(key.key == "controls" ? "control" : key.key)")
+        }
     }
 
     /// `run`'s messages name options (`--fps <fps>`); here they are keys (`fps`).
