@@ -62,9 +62,8 @@ namespace {
 // doubles its regions, not the frame; for more, it is made whole first.
 template <typename Detect>
 void on_upsampled(sl_face_detector *detector, const LumaView &image, int upsample, Detect detect) {
-    const auto nothing_to_make = [](const std::vector<dlib::rectangle> &) {};
     if (upsample == 0) {
-        detect(image, 0, nothing_to_make);
+        detect(image, 0, NothingToPrepare{});
         return;
     }
     dlib::pyramid_down<2> pyramid;
@@ -85,7 +84,7 @@ void on_upsampled(sl_face_detector *detector, const LumaView &image, int upsampl
     } else {
         dlib::pyramid_up(image, upsampled, pyramid);
         for (int level = 1; level < upsample; ++level) dlib::pyramid_up(upsampled);
-        detect(upsampled, upsample, nothing_to_make);
+        detect(upsampled, upsample, NothingToPrepare{});
     }
     for (auto &d : detector->detections) d.rect = pyramid.rect_down(d.rect, upsample);
 }
@@ -124,7 +123,7 @@ extern "C" int sl_face_detector_detect(sl_face_detector *detector, const uint8_t
     return guarded<int>(error, error_capacity, -1, [&] {
         const LumaView image{pixels, height, width, static_cast<long>(bytes_per_row)};
         on_upsampled(detector, image, upsample, [&](const auto &scanned, int, const auto &make) {
-            make({dlib::get_rect(scanned)});
+            if constexpr (!std::is_same_v<std::decay_t<decltype(make)>, NothingToPrepare>) make({dlib::get_rect(scanned)});
             detector->scan.detect(detector->detector, scanned, adjust_threshold, detector->detections);
         });
         return copy_out(detector->detections, out, capacity);

@@ -30,6 +30,7 @@
 #include <pthread.h>
 #include <thread>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -129,6 +130,11 @@ struct FaceRegion {
 // their interior features and filter responses are bit for bit the whole level's
 // (`add_crop`); only detections whose filter window lies in that interior are kept, so
 // every box and score it returns is one `detect` finds at that level too.
+// For `detect_regions` over an image that is there whole: nothing to make before the scan.
+struct NothingToPrepare {
+    void operator()(const std::vector<dlib::rectangle> &) const {}
+};
+
 class ParallelFaceScan {
 public:
     using Scanner = dlib::scan_fhog_pyramid<dlib::pyramid_down<6>>;
@@ -141,7 +147,7 @@ public:
     // `work` over `area` in bands of rows on the pool's threads, when it is large enough to be
     // worth waking them for (each thread takes the next band until none is left, as with the
     // scan's jobs); otherwise `work(area)` on this thread.
-    void in_bands(const dlib::rectangle &area, const std::function<void(const dlib::rectangle &)> &work) {
+    template <typename Work> void in_bands(const dlib::rectangle &area, const Work &work) {
         const int threads = pool_.size();
         if (threads == 1 || area.area() < 60000) {
             work(area);
@@ -177,11 +183,11 @@ public:
     // its sizes; nothing where no region is. Same order and merge as `detect`.
     // `prepare_level0(areas)` is called, before any pixel of `img` is read, with the areas of
     // it the scan reads (an image made on demand, such as an upsampled frame, need only
-    // have those).
-    template <typename image_type, typename Prepare = void (*)(const std::vector<dlib::rectangle> &)>
+    // have those); with `NothingToPrepare`, the areas are not even worked out.
+    template <typename image_type, typename Prepare = NothingToPrepare>
     void detect_regions(const dlib::frontal_face_detector &detector, const image_type &img, double adjust_threshold,
                         const std::vector<FaceRegion> &regions, std::vector<dlib::rect_detection> &final_dets,
-                        Prepare prepare_level0 = [](const std::vector<dlib::rectangle> &) {}) {
+                        const Prepare &prepare_level0 = {}) {
         const Scanner &scanner = detector.get_scanner();
         const unsigned long levels = level_count(scanner, dlib::get_rect(img));
         const double base = base_box_size(scanner);
@@ -216,15 +222,17 @@ public:
                 for (const auto &area : needed_[level]) needed_[level - 1].push_back(steps_[level].source_of(area));
             }
         }
-        level0_areas_.clear();
-        for (const auto &job : jobs_) {
-            if (job.level == 0) level0_areas_.push_back(job.crop);
+        if constexpr (!std::is_same_v<Prepare, NothingToPrepare>) {
+            level0_areas_.clear();
+            for (const auto &job : jobs_) {
+                if (job.level == 0) level0_areas_.push_back(job.crop);
+            }
+            if (deepest >= 1) {
+                for (const auto &area : needed_[1]) level0_areas_.push_back(steps_[1].source_of(area));
+            }
+            merge_near(level0_areas_, [](const dlib::rectangle &area) { return area.area(); });
+            prepare_level0(level0_areas_);
         }
-        if (deepest >= 1) {
-            for (const auto &area : needed_[1]) level0_areas_.push_back(steps_[1].source_of(area));
-        }
-        merge_near(level0_areas_, [](const dlib::rectangle &area) { return area.area(); });
-        prepare_level0(level0_areas_);
         for (unsigned long level = 1; level <= deepest; ++level) {
             for (const auto &area : needed_[level]) build_level(level, area, true);
         }

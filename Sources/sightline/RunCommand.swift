@@ -236,12 +236,15 @@ struct DetectionOptions: ParsableArguments {
         }
         guard !detections.isEmpty else { throw ValidationError("--detect needs one or more of: \(names)") }
         configuration.detection.detectors = detections
-        configuration.detection.faces = FaceDetector.Configuration(
-            upsample: try OptionValues.integer(upsample, option: "--upsample", in: 0...3),
-            adjustThreshold: try OptionValues.number(threshold, option: "--threshold", in: -5...5),
+        // Checked here too, with the ranges the detector checks, so that each error names its option.
+        typealias Faces = FaceDetector.Configuration
+        configuration.detection.faces = Faces(
+            upsample: try OptionValues.integer(upsample, option: "--upsample", in: Faces.upsampleRange),
+            adjustThreshold: try OptionValues.number(threshold, option: "--threshold", in: Faces.adjustThresholdRange),
             minimumFaceSize: try OptionValues.integer(minFaceSize, option: "--min-face-size", in: 0...65_536),
-            threads: try OptionValues.integer(detectorThreads, option: "--detector-threads", in: 1...64),
-            fullScanInterval: try OptionValues.integer(fullScanInterval, option: "--full-scan-interval", in: 1...300),
+            threads: try OptionValues.integer(detectorThreads, option: "--detector-threads", in: Faces.threadsRange),
+            fullScanInterval: try OptionValues.integer(
+                fullScanInterval, option: "--full-scan-interval", in: Faces.fullScanIntervalRange),
             motionGate: motionGate)
         configuration.detection.codes = BarcodeDetector.Configuration(
             types: try MachineReadableCodeType.list(codeTypes), tryHarder: tryHarder)

@@ -93,21 +93,27 @@ package final class FaceDetector {
             self.motionGate = motionGate
         }
 
+        /// The values `validated()` takes, for options that check them where they are read.
+        package static let upsampleRange = 0...3
+        package static let adjustThresholdRange = -5.0...5.0
+        package static let threadsRange = 1...64
+        /// Beyond 10 s at 30 fps a face that appears waits too long to be found.
+        package static let fullScanIntervalRange = 1...300
+
         package func validated() throws -> Configuration {
-            guard (0...3).contains(upsample) else {
+            guard Self.upsampleRange.contains(upsample) else {
                 throw SightlineError.invalidArgument("upsample must be 0 to 3, not \(upsample)")
             }
-            guard adjustThreshold.isFinite, (-5...5).contains(adjustThreshold) else {
+            guard adjustThreshold.isFinite, Self.adjustThresholdRange.contains(adjustThreshold) else {
                 throw SightlineError.invalidArgument("threshold must be between -5 and 5, not \(adjustThreshold)")
             }
             guard minimumFaceSize >= 0 else {
                 throw SightlineError.invalidArgument("minimum face size must not be negative")
             }
-            guard (1...64).contains(threads) else {
+            guard Self.threadsRange.contains(threads) else {
                 throw SightlineError.invalidArgument("detector threads must be 1 to 64, not \(threads)")
             }
-            // Beyond 10 s at 30 fps a face that appears waits too long to be found.
-            guard (1...300).contains(fullScanInterval) else {
+            guard Self.fullScanIntervalRange.contains(fullScanInterval) else {
                 throw SightlineError.invalidArgument("full scan interval must be 1 to 300, not \(fullScanInterval)")
             }
             return self
