@@ -437,12 +437,14 @@ def event_checks(driver, base, recordings, ours):
     found by name open their recording at their time with the face boxed; filters round-trip
     through the page's address; hostile names are data."""
     names = {r["name"] for r in ours}
+    sizes = {(r["name"], r["size"]) for r in json.loads(http(base + "/api/recordings")[2]) if r["name"] in names}
 
     def obama():
+        # Once both finished files are read at their final size (the index reads new and grown
+        # files every 5 s, and may have read one while it was being finished).
+        indexed = {(r["name"], r["size"]) for r in json.loads(http(base + "/api/history/cam1?limit=1000")[2])}
         events = json.loads(http(base + "/api/events?name=Obama&limit=1000")[2])
-        # Once both finished files are read (the index reads new and grown files every 5 s).
-        indexed = {e.get("recording") for e in json.loads(http(base + "/api/events?camera=cam1&limit=1000")[2])}
-        return events if names <= indexed and events and all(e.get("recording") in names for e in events) else None
+        return events if sizes <= indexed and events and all(e.get("recording") in names for e in events) else None
     events = wait_for(obama, timeout=60, what="the recordings' events in the index")
     check("events by name: all the enrolled person's, newest first, in our recordings",
           all(e["name"] == "Obama" and e["camera"] == "cam1" and e["label"] == "face" for e in events)

@@ -207,6 +207,43 @@ import Testing
         #expect(after.filter { $0.recording == name }.count == 4)
     }
 
+    @Test func anEventKeepsItsIDWhenReadAgain() async throws {
+        let index = try EventIndex(path: directory.file("ids.sqlite"), logger: Logger(label: "test"))
+        let indexer = RecordingIndexer(
+            index: index, library: RecordingLibrary(directories: [directory.path]), interval: .seconds(1),
+            logger: Logger(label: "test"))
+        // Face 1 seen live a moment after the recording has it from 1 s (the bus is later).
+        let face = FaceObject(
+            faceID: 1, bounds: NormalizedRect(x: 0.1, y: 0.1, width: 0.2, height: 0.2), rollAngle: nil, yawAngle: nil,
+            time: MediaTime(value: 0, timescale: 30), duration: nil, score: 1, subDetector: 0)
+        index.record(
+            ObjectEvent(change: .enter, object: "face", id: 1, face: face), source: "cam1",
+            wallTimeNs: UInt64((recordingStart + 1.4) * 1e9))
+        var live: [IndexedEvent] = []
+        while live.isEmpty { live = try await index.events(matching: EventQuery()) }
+        let liveID = try #require(live.first?.id)
+
+        #expect(try indexer.scan().read == 1)
+        let ids = { () async throws -> [Int: Int64] in
+            Dictionary(
+                uniqueKeysWithValues: try await index.events(matching: EventQuery()).filter { $0.label == "face" }
+                    .map { ($0.objectID, $0.id ?? 0) })
+        }
+        let first = try await ids()
+        #expect(first.keys.sorted() == [1, 2, 3])
+        #expect(first[1] == liveID, "the recording's face 1 is the live event it replaced")
+
+        // The file grows (a free atom at its end, as a recording still being written grows):
+        // it is read again, and its events keep their IDs.
+        let handle = try #require(FileHandle(forWritingAtPath: directory.file(name)))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: [0, 0, 0, 16] + Array("free".utf8) + [UInt8](repeating: 0, count: 8))
+        try handle.close()
+        #expect(try indexer.scan().read == 1)
+        #expect(try await ids() == first)
+        #expect(try await index.events(matching: EventQuery()).count == 4)
+    }
+
     @Test func eventsOnTheBusReachTheIndexAsTheyCome() async throws {
         let endpoint = try Endpoint("tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())")
         let publisher = try Publisher(endpoint: endpoint, logger: Logger(label: "events-test"))

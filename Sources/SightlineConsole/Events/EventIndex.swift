@@ -115,15 +115,33 @@ package final class EventIndex: Sendable {
 
     /// Replaces what the index holds of `recording` with `events`, and drops the live events
     /// of its camera that it covers (the recording says the same, with its own boxes).
+    ///
+    /// An event keeps its ID when it is read again (a growing file) and when its recording
+    /// replaces it as a live event: a link to it, or a page listing it, stays good. The one it
+    /// was is the same object (kind and ID in the source) starting within a second of it.
     package func replace(_ recording: IndexedRecording, events: [IndexedEvent]) throws {
         try database.write { db in
             try recording.save(db)
-            try db.execute(sql: "DELETE FROM event WHERE recording = ?", arguments: [recording.name])
-            try db.execute(
-                sql: "DELETE FROM event WHERE recording IS NULL AND camera = ? AND start BETWEEN ? AND ?",
-                arguments: [recording.camera, recording.start - 1, recording.start + recording.duration + 1])
-            for var event in events { try event.insert(db) }
+            let during = (recording.start - 1)...(recording.start + recording.duration + 1)
+            let live: SQLExpression = Column("recording") == nil && Column("camera") == recording.camera
+            let covered = IndexedEvent.filter(
+                Column("recording") == recording.name || (live && during.contains(Column("start"))))
+            var earlier = Dictionary(grouping: try covered.fetchAll(db)) { EventKey($0) }
+            try covered.deleteAll(db)
+            for var event in events {
+                if let index = earlier[EventKey(event)]?.firstIndex(where: { abs($0.start - event.start) <= 1 }) {
+                    event.id = earlier[EventKey(event)]?.remove(at: index).id
+                }
+                try event.insert(db)
+            }
         }
+    }
+
+    /// What an event read again must share with the one it was.
+    private struct EventKey: Hashable {
+        let kind: String
+        let objectID: Int
+        init(_ event: IndexedEvent) { (kind, objectID) = (event.kind, event.objectID) }
     }
 
     /// Forgets recordings that are gone, with their events.
