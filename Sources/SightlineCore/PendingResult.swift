@@ -14,8 +14,12 @@ package final class PendingResult<Value: Sendable>: Sendable {
         done.signal()
     }
 
-    /// Blocks until `complete(_:)` has been called. Call once.
+    /// Whether `complete(_:)` has been called: `wait()` then returns at once.
+    package var isComplete: Bool { value.withLock { $0 != nil } }
+
+    /// Blocks until `complete(_:)` has been called, then returns its value, as often as asked.
     package func wait() -> Value {
+        if let value = value.withLock({ $0 }) { return value }
         done.wait()
         return value.withLock { $0! }
     }

@@ -59,6 +59,7 @@ extension FaceDetector: MetadataObjectDetector {
             format: .gray8, width: input.width, height: input.height,
             packedPlanes: [[UInt8](repeating: 0, count: input.width * input.height)])
         for _ in 0..<2 { _ = try detect(in: blank) }
+        try fullScansBeside?.prepare(blank)
         let side = min(input.width, input.height) / 2
         let centre = FaceDetection(
             left: (input.width - side) / 2, top: (input.height - side) / 2, right: (input.width + side) / 2,

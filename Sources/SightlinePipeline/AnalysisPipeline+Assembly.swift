@@ -165,13 +165,18 @@ extension AnalysisPipeline {
     /// for each other within a frame; tracking a file analysed whole, one whose full scans
     /// are made ahead on a thread of their own; otherwise one that spreads each frame over
     /// the threads, for a live source's latency and because tracking and the motion gate
-    /// start each frame from the one before.
+    /// start each frame from the one before, and, tracking a live source, whose full scans
+    /// are made beside it, so that no frame waits for one.
     fileprivate static func faceDetectors(_ configuration: FaceDetector.Configuration, analysingWholeFile: Bool) throws
         -> [FaceDetector]
     {
         let configuration = try configuration.validated()
         guard analysingWholeFile, configuration.threads > 1, !configuration.motionGate else {
-            return [try FaceDetector(configuration: configuration)]
+            let detector = try FaceDetector(configuration: configuration)
+            if !analysingWholeFile, configuration.fullScanInterval > 1, !configuration.motionGate {
+                detector.fullScansBeside = try FullScansBeside(for: configuration)
+            }
+            return [detector]
         }
         if configuration.fullScanInterval > 1 {
             // Tracking: one detector in capture order, its full scans made ahead on threads of their own.

@@ -150,6 +150,8 @@ package final class AnalysisPipeline: Service, Sendable {
     /// as fast as it goes.
     package let stills: StillImageOutput?
     private let faces: ObjectAnalysis<FaceDetector>?
+    /// Whether the face detector's full scans are made beside it (a live source, tracking).
+    private let fullScansBeside: Bool
     private let codes: ObjectAnalysis<BarcodeDetector>?
     private let video: VideoPublishing
     private let audioCounters: AudioCountersCell?
@@ -191,6 +193,7 @@ package final class AnalysisPipeline: Service, Sendable {
         var outputs = Outputs(
             publisher: publisher, sourceID: configuration.sourceID, discardLateFrames: discardLateFrames,
             stills: stills, logger: logger)
+        fullScansBeside = detectors.faces.contains { $0.fullScansBeside != nil }
         faces =
             detectors.faces.isEmpty
             ? nil : outputs.analysis(detectors.faces, annotator: detectors.identification, name: "detect")
@@ -353,7 +356,7 @@ package final class AnalysisPipeline: Service, Sendable {
                 "detect": "\(detections.joined(separator: ","))", "analysis": "\(analysisMode.rawValue)",
                 "simd": "\(FaceDetector.instructionSet)",
                 "frames-at-once": "\(faces?.framesAtOnce ?? 1)",
-                "full-scans-ahead": "\(faces?.framesAhead ?? 0 > 0)",
+                "full-scans-ahead": "\(faces?.framesAhead ?? 0 > 0)", "full-scans-beside": "\(fullScansBeside)",
                 "full-scan-interval": "\(configuration.detection.faces.fullScanInterval)",
                 "motion-gate": "\(configuration.detection.faces.motionGate)",
             ])

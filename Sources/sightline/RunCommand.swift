@@ -109,7 +109,10 @@ struct RunCommand: AsyncParsableCommand {
         Bus.finish()
         if let failure { throw failure }
         for file in services.recorders.first?.snapshot.counters.files ?? [] { logger.notice("recording: \(file)") }
-        if let counters = runner.pipeline?.finalCounters, counters.framesIn == 0 {
+        // A run stopped (a signal) before its first frame decoded failed at nothing.
+        if let running = runner.pipeline, let counters = running.finalCounters, counters.framesIn == 0,
+            running.state.reason != "stopped"
+        {
             throw SightlineError.sourceFailed(source: pipeline.source.name, reason: "no frame could be decoded")
         }
     }

@@ -106,6 +106,30 @@ import Testing
         #expect(Double(matched) / Double(found) >= 0.99, "precision \(matched) of \(found)")
     }
 
+    /// A live source's tracking, its full scans made beside it: the frame due one is scanned
+    /// where faces can be, and the full scan's faces are followed from the frame after it is
+    /// done (here the next: the test waits for it, so the answers are any machine's). Every
+    /// box published is a full scan's, with its score, and nearly every face is published.
+    @Test(arguments: [SampleMedia.faces640x480, SampleMedia.faces1280x720])
+    func trackingWithFullScansBesideKeepsRecallAndPrecision(clip: URL) throws {
+        let frames = try sampleFrames(clip)
+        let whole = try FaceDetector()
+        let tracking = try FaceDetector(configuration: .init(fullScanInterval: 5))
+        tracking.fullScansBeside = try FullScansBeside(for: tracking.configuration)
+        var (expected, found, exact) = (0, 0, 0)
+        for frame in frames {
+            let truth = try whole.detect(in: frame.pixels)
+            let faces = try tracking.detectTracking(in: frame.pixels, frameDuration: frame.duration)
+            tracking.fullScansBeside?.waitUntilIdle()
+            expected += truth.count
+            found += faces.count
+            exact += faces.filter(truth.contains).count
+        }
+        #expect(tracking.scans.full == 60 && tracking.scans.regions == 299)
+        #expect(exact == found, "\(exact) of \(found) published boxes are the full scan's")
+        #expect(Double(exact) / Double(expected) >= 0.98, "recall \(exact) of \(expected)")
+    }
+
     /// Preparing a tracking detector for the frames' size, as the pipeline does before the
     /// first frame, changes nothing it finds or counts: its faces, with their landmarks, are
     /// an unprepared detector's, frame for frame and scan for scan.

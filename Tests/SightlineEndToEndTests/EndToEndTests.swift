@@ -371,6 +371,18 @@ let logger = Logger(label: "test")
         #expect(detect.delivered + detect.droppedTotal == counters.framesIn)
     }
 
+    /// A run stopped before its first frame (here while it waits for a subscriber) stopped as
+    /// asked: exit 0, no frame counted, and no error that none could be decoded.
+    @Test func aRunStoppedBeforeItsFirstFrameIsNoFailure() throws {
+        let outcome = try sightline(
+            [
+                "run", "--wait-for-subscriber", "20", "--publish", "tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())",
+            ], timeout: 60, signal: (SIGINT, after: 2))
+        #expect(outcome.status == 0, "\(outcome.stderrLines)")
+        #expect(!outcome.stderrLines.contains { $0.contains("no frame could be decoded") })
+        #expect(outcome.stderrLines.contains { $0.contains("framesIn=0") && $0.contains("reason=stopped") })
+    }
+
     /// The main command on the bundled sample, printing what it publishes, all of it even to
     /// a reader that leaves it waiting longer than the run takes (the pipe fills after about
     /// 80 messages).
@@ -407,6 +419,31 @@ let logger = Logger(label: "test")
         let same = zip(boxes(whole.faces), boxes(tracked.faces)).filter { $0 == $1 }.count
         #expect(whole.faces.count == tracked.faces.count)
         #expect(Double(same) >= 0.98 * Double(whole.faces.count), "\(same) of \(whole.faces.count) frames the same")
+    }
+
+    /// A live source (a file paced in real time) that tracks makes its full scans beside the
+    /// tracking detector: the start line says so, and every box it publishes is one the full
+    /// scan of that frame has (a frame dropped late on a busy machine publishes nothing).
+    @Test func aLiveSourceTrackingPublishesOnlyFullScanBoxes() throws {
+        func faces(_ extra: [String]) throws -> (faces: [Int64: [NormalizedRect]], stderr: [String]) {
+            let outcome = try sightline(
+                ["run", "--print", "--publish", "tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())"] + extra, timeout: 120)
+            #expect(outcome.status == 0, "\(outcome.stderrLines)")
+            var faces: [Int64: [NormalizedRect]] = [:]
+            for line in outcome.stdout.split(separator: "\n") {
+                let message = try JSONDecoder().decode(Message.self, from: Data(line.utf8))
+                if message.kind == .faces, let time = message.time { faces[time.value] = message.faces?.map(\.bounds) }
+            }
+            return (faces, outcome.stderrLines)
+        }
+        let whole = try faces([])
+        let live = try faces(["--realtime", "--full-scan-interval", "5"])
+        #expect(live.stderr.contains { $0.contains("full-scans-beside=true") && $0.contains("analysis=dropLate") })
+        #expect(whole.stderr.contains { $0.contains("full-scans-beside=false") })
+        #expect(live.faces.values.reduce(0) { $0 + $1.count } > 100)
+        for (time, boxes) in live.faces {
+            #expect(boxes.allSatisfy { whole.faces[time]?.contains($0) == true }, "at \(time): \(boxes)")
+        }
     }
 
     /// A file analysed whole detects successive frames at the same time, one per detector

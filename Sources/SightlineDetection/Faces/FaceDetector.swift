@@ -127,6 +127,10 @@ package final class FaceDetector {
     /// (a file analysed whole). Its frames are then told of on another queue
     /// (`frameArrived(_:)`), which touches only this.
     package var fullScansAhead: FullScansAhead?
+    /// Makes this tracking detector's full scans beside it, on a thread of their own, when
+    /// set (a live source): a frame due a full scan is then scanned where faces can be, and
+    /// published without waiting for it.
+    package var fullScansBeside: FullScansBeside?
     let handle: OpaquePointer
     private var results = [sl_face_detection](repeating: sl_face_detection(), count: 64)
     private var regions: [sl_face_region] = []
@@ -257,8 +261,15 @@ package final class FaceDetector {
             return lastFound
         }
         let sceneChanged = tracks && tracking.compare(&blocks)
+        if let earlier = try fullScansBeside?.finished() { tracking.add(earlier) }
         let faces: [FaceDetection]
-        if framesSinceFullScan == 0 {
+        var fullScanStarted = true
+        if framesSinceFullScan == 0, let fullScansBeside, scans.full > 0, !sceneChanged {
+            // The first frame is scanned whole in line: there is nothing to follow yet.
+            fullScanStarted = fullScansBeside.start(pixels)
+            if fullScanStarted { scans.full += 1 }
+            faces = try detectAround(in: pixels, frameDuration: frameDuration)
+        } else if framesSinceFullScan == 0 {
             faces = try fullScan ?? detect(in: pixels)
             scans.full += 1
         } else if sceneChanged {
@@ -266,19 +277,25 @@ package final class FaceDetector {
             scans.full += 1
             scans.sceneChanges += 1
         } else {
-            let seconds = frameDuration.map(\.seconds).flatMap { $0 > 0 ? $0 : nil } ?? 1.0 / 30
-            let reach = max(0.25, 3 * seconds)
-            faces = try detect(
-                in: pixels,
-                regions: tracking.regions(
-                    width: pixels.width, height: pixels.height,
-                    levelSizes: boxSizes(width: pixels.width, height: pixels.height), reach: { $0 * reach }))
-            scans.regions += 1
+            faces = try detectAround(in: pixels, frameDuration: frameDuration)
         }
-        framesSinceFullScan = (framesSinceFullScan + 1) % configuration.fullScanInterval
+        // A full scan still under way beside is started at the next frame that can.
+        if fullScanStarted { framesSinceFullScan = (framesSinceFullScan + 1) % configuration.fullScanInterval }
         if tracks { tracking.found(faces, width: pixels.width, height: pixels.height) }
         lastFound = faces
         return faces
+    }
+
+    /// A region scan: where `tracking` says faces can be.
+    private func detectAround(in pixels: PixelBuffer, frameDuration: MediaTime?) throws -> [FaceDetection] {
+        let seconds = frameDuration.map(\.seconds).flatMap { $0 > 0 ? $0 : nil } ?? 1.0 / 30
+        let reach = max(0.25, 3 * seconds)
+        scans.regions += 1
+        return try detect(
+            in: pixels,
+            regions: tracking.regions(
+                width: pixels.width, height: pixels.height,
+                levelSizes: boxSizes(width: pixels.width, height: pixels.height), reach: { $0 * reach }))
     }
 
     private func detections(_ count: Int) -> [FaceDetection] {

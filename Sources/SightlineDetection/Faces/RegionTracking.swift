@@ -20,6 +20,9 @@ struct RegionTracking {
         var missed = 0
         /// Whether it was found twice in a row, so that `velocity` is measured, not assumed.
         var moving = false
+        /// False for a face a full scan made beside found some frames ago (`add`) until it is
+        /// found again: one not found at once is gone or was never there, and is let go.
+        var confirmed = true
 
         /// The box `frames` frames after its last sighting, its motion kept up; half its size
         /// at the smallest.
@@ -254,7 +257,8 @@ struct RegionTracking {
             next.append(face)
         }
         let keptFor = max(fullScanInterval, Self.hiddenFrames)
-        for (index, old) in tracked.enumerated() where !continued.contains(index) && old.missed + 1 < keptFor {
+        for (index, old) in tracked.enumerated()
+        where !continued.contains(index) && old.confirmed && old.missed + 1 < keptFor {
             guard !faces.contains(where: { $0.intersectionOverUnion(old.face) > 0.3 }) else { continue }
             var kept = old
             kept.missed += 1
@@ -264,6 +268,18 @@ struct RegionTracking {
             next.append(kept)
         }
         tracked = next
+    }
+
+    /// Follows the faces of a full scan of an earlier frame (made beside, `FullScansBeside`)
+    /// that no tracked face could be: each is looked for around where it was, as a face seen
+    /// once, from the next frame.
+    mutating func add(_ faces: [FaceDetection]) {
+        let known = tracked
+        for face in faces where !known.contains(where: { Self.distance(Box(face), from: $0).isFinite }) {
+            var new = Tracked(face: face)
+            new.confirmed = false
+            tracked.append(new)
+        }
     }
 
     /// How far a found box lies from where a tracked face was predicted, in the predicted
