@@ -102,7 +102,8 @@ def serve_round(binary, clip, cameras, seconds, interval, upsample, work):
     try:
         started = set()
         def all_started():
-            while subscriber.poll(50):
+            # Until every source has said so: faces messages keep coming all the while.
+            while len(started) < cameras and subscriber.poll(50):
                 _, body = subscriber.recv_multipart()[:2]
                 message = json.loads(body)
                 if message["kind"] == "status" and message["status"]["state"] in ("started", "running"):

@@ -130,6 +130,31 @@ import Testing
         #expect(Double(exact) / Double(expected) >= 0.98, "recall \(exact) of \(expected)")
     }
 
+    /// A cut on a live source: the frame after it has its full scan started beside at once
+    /// (no frame waits for it), and the faces of the new view are published from the frame
+    /// after that scan is done, each with the full scan's box.
+    @Test func aCutOnALiveSourceIsScannedWholeBeside() throws {
+        let frames = try sampleFrames()
+        let cut = Array(frames[0..<60]) + Array(frames[200..<260])
+        let whole = try FaceDetector()
+        let tracking = try FaceDetector(configuration: .init(fullScanInterval: 5))
+        tracking.fullScansBeside = try FullScansBeside(for: tracking.configuration)
+        var published: [[FaceDetection]] = []
+        var truth: [[FaceDetection]] = []
+        for frame in cut {
+            truth.append(try whole.detect(in: frame.pixels))
+            published.append(try tracking.detectTracking(in: frame.pixels, frameDuration: frame.duration))
+            tracking.fullScansBeside?.waitUntilIdle()
+        }
+        #expect(tracking.scans.sceneChanges == 1)
+        #expect(zip(published, truth).allSatisfy { faces, truth in faces.allSatisfy(truth.contains) })
+        // From the frame after the cut's scan is taken (the cut is frame 60), every face.
+        #expect(truth[61].count > 0 && published[61] == truth[61], "\(published[61]) vs \(truth[61])")
+        let after = zip(published[61...], truth[61...])
+        let found = after.map { faces, truth in truth.filter(faces.contains).count }.reduce(0, +)
+        #expect(Double(found) >= 0.98 * Double(after.map(\.1.count).reduce(0, +)))
+    }
+
     /// Preparing a tracking detector for the frames' size, as the pipeline does before the
     /// first frame, changes nothing it finds or counts: its faces, with their landmarks, are
     /// an unprepared detector's, frame for frame and scan for scan.

@@ -246,7 +246,8 @@ package final class FaceDetector {
     /// between only where faces can be (`RegionTracking`): around the faces being tracked,
     /// where they move and at the sizes they grow to, and along the frame's edges where
     /// something changed, so a face that enters is found as soon as it is in. A frame where
-    /// most changed since the one before (a cut, a camera turned) is scanned whole at once.
+    /// most changed since the one before (a cut, a camera turned) is scanned whole at once
+    /// (beside, with `fullScansBeside`: no frame waits for it).
     /// `frameDuration` sets how far a face may move in a frame: three of its widths a second,
     /// a quarter of its width at least. With the motion gate on, a frame where nothing moved
     /// is not scanned and the faces found last are returned. `fullScan`: this frame's full
@@ -264,9 +265,14 @@ package final class FaceDetector {
         if let earlier = try fullScansBeside?.finished() { tracking.add(earlier) }
         let faces: [FaceDetection]
         var fullScanStarted = true
-        if framesSinceFullScan == 0, let fullScansBeside, scans.full > 0, !sceneChanged {
+        if let fullScansBeside, scans.full > 0, framesSinceFullScan == 0 || sceneChanged {
             // The first frame is scanned whole in line: there is nothing to follow yet.
-            fullScanStarted = fullScansBeside.start(pixels)
+            if sceneChanged {
+                fullScansBeside.restart(pixels)
+                scans.sceneChanges += 1
+            } else {
+                fullScanStarted = fullScansBeside.start(pixels)
+            }
             if fullScanStarted { scans.full += 1 }
             faces = try detectAround(in: pixels, frameDuration: frameDuration)
         } else if framesSinceFullScan == 0 {

@@ -14,10 +14,11 @@ import Synchronization
 /// be and publishes them on time. When the full scan is done, the faces it found that
 /// tracking does not follow yet are followed from the next frame (`RegionTracking.add`):
 /// a face that appeared away from the edges is found a few frames later than a full scan in
-/// line would find it, and never a frame is late for it. Every box published is still a
-/// scan's own.
+/// line would find it, and never a frame is late for it. A frame where the view changed (a
+/// cut, a preset) has its full scan started at once, ahead of any under way. Every box
+/// published is still a scan's own.
 ///
-/// `start(_:)`, `finished()` and `waitUntilIdle()` are called on the tracking detector's
+/// `start(_:)`, `restart(_:)`, `finished()` and `waitUntilIdle()` are called on the tracking detector's
 /// queue; the scan runs on the `full-scans` thread.
 package final class FullScansBeside: Sendable {
     private let scout: Scout
@@ -52,6 +53,14 @@ package final class FullScansBeside: Sendable {
             scout.scan(pixels, into: scan)
             return true
         }
+    }
+
+    /// Starts a full scan of `pixels` whatever is under way (the view changed: what a scan of
+    /// an earlier frame finds is of no use now). A scan under way finishes first, unheard.
+    func restart(_ pixels: PixelBuffer) {
+        let scan = PendingResult<Result<[FaceDetection], Error>>()
+        current.withLock { $0 = scan }
+        scout.scan(pixels, into: scan)
     }
 
     /// The faces of the full scan started last, once it is done; nil while it is under way
