@@ -17,7 +17,8 @@ package final class PendingResult<Value: Sendable>: Sendable {
     /// Whether `complete(_:)` has been called: `wait()` then returns at once.
     package var isComplete: Bool { value.withLock { $0 != nil } }
 
-    /// Blocks until `complete(_:)` has been called, then returns its value, as often as asked.
+    /// Blocks until `complete(_:)` has been called, then returns its value; again at once
+    /// when called after that. One caller waits at a time (one signal wakes one waiter).
     package func wait() -> Value {
         if let value = value.withLock({ $0 }) { return value }
         done.wait()

@@ -286,6 +286,17 @@ package final class AnalysisPipeline: Service, Sendable {
     /// Any thread.
     package var microphoneStatus: SourceStatus? { microphone == nil ? nil : microphoneState.value.withLock { $0 } }
 
+    /// The reason of the final status of a source asked to stop (a signal, a shutdown); a
+    /// source that ended gives its own.
+    static let stoppedReason = "stopped"
+
+    /// Whether `run()` ended because the pipeline was asked to stop, not because its source
+    /// ended or failed. Any thread.
+    package var wasStopped: Bool {
+        let final = state
+        return final.state == .stopped && final.reason == Self.stoppedReason
+    }
+
     /// The final counters, once `run()` has returned.
     package var finalCounters: PipelineCounters? { result.withLock { $0 } }
 
@@ -454,7 +465,7 @@ package final class AnalysisPipeline: Service, Sendable {
         let final = counters
         switch completion {
         case .success(let how):
-            let reason = how == .endOfSource ? session.endReason ?? "end of source" : "stopped"
+            let reason = how == .endOfSource ? session.endReason ?? "end of source" : Self.stoppedReason
             publishStatus(SourceStatus(state: .stopped, reason: reason, counters: final))
             currentState.value.withLock { $0 = SourceStatus(state: .stopped, reason: reason) }
             logger.info("stopped", metadata: Self.summary(final).merging(["reason": "\(reason)"]) { $1 })

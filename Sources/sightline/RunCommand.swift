@@ -111,7 +111,7 @@ struct RunCommand: AsyncParsableCommand {
         for file in services.recorders.first?.snapshot.counters.files ?? [] { logger.notice("recording: \(file)") }
         // A run stopped (a signal) before its first frame decoded failed at nothing.
         if let running = runner.pipeline, let counters = running.finalCounters, counters.framesIn == 0,
-            running.state.reason != "stopped"
+            !running.wasStopped
         {
             throw SightlineError.sourceFailed(source: pipeline.source.name, reason: "no frame could be decoded")
         }

@@ -129,8 +129,9 @@ package final class EventIndex: Sendable {
             var earlier = Dictionary(grouping: try covered.fetchAll(db)) { EventKey($0) }
             try covered.deleteAll(db)
             for var event in events {
-                if let index = earlier[EventKey(event)]?.firstIndex(where: { abs($0.start - event.start) <= 1 }) {
-                    event.id = earlier[EventKey(event)]?.remove(at: index).id
+                let key = EventKey(event)
+                if let index = earlier[key]?.firstIndex(where: { abs($0.start - event.start) <= 1 }) {
+                    event.id = earlier[key]?.remove(at: index).id
                 }
                 try event.insert(db)
             }

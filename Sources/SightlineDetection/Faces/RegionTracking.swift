@@ -274,11 +274,11 @@ struct RegionTracking {
     /// that no tracked face could be: each is looked for around where it was, as a face seen
     /// once, from the next frame.
     mutating func add(_ faces: [FaceDetection]) {
-        let known = tracked
-        for face in faces where !known.contains(where: { Self.distance(Box(face), from: $0).isFinite }) {
-            var new = Tracked(face: face)
-            new.confirmed = false
-            tracked.append(new)
+        let unfollowed = faces.filter { face in !tracked.contains { Self.distance(Box(face), from: $0).isFinite } }
+        tracked += unfollowed.map { face in
+            var seen = Tracked(face: face)
+            seen.confirmed = false
+            return seen
         }
     }
 
