@@ -126,6 +126,9 @@ import Testing
             exact += faces.filter(truth.contains).count
         }
         #expect(tracking.scans.full == 60 && tracking.scans.regions == 299)
+        // The pan shows a strip new at its edge from scan to scan; one scan in six is whole.
+        let counts = try #require(tracking.fullScansBeside?.counts)
+        #expect(counts.whole == 10 && counts.partial == 49, "\(counts)")
         #expect(exact == found, "\(exact) of \(found) published boxes are the full scan's")
         #expect(Double(exact) / Double(expected) >= 0.98, "recall \(exact) of \(expected)")
     }
@@ -153,6 +156,22 @@ import Testing
         let after = zip(published[61...], truth[61...])
         let found = after.map { faces, truth in truth.filter(faces.contains).count }.reduce(0, +)
         #expect(Double(found) >= 0.98 * Double(after.map(\.1.count).reduce(0, +)))
+    }
+
+    /// Scans asked for while one is under way (a view that keeps changing, as in a zoom):
+    /// the last is made, whole, after the one under way; one that had not started when another
+    /// was asked for is not made (the thread may not have started the first either);
+    /// the faces taken are the latest scan's, once.
+    @Test func scansAskedForBehindAnotherAreMadeInTurn() throws {
+        let frames = try sampleFrames()
+        let expected = try FaceDetector().detect(in: frames[200].pixels)
+        let beside = try FullScansBeside(for: .init(fullScanInterval: 5))
+        for frame in [0, 150, 200] { beside.restart(frames[frame].pixels) }
+        beside.waitUntilIdle()
+        #expect(!expected.isEmpty)
+        #expect(try beside.finished() == expected)
+        #expect(try beside.finished() == nil)
+        #expect((1...3).contains(beside.counts.whole) && beside.counts.partial == 0)
     }
 
     /// Preparing a tracking detector for the frames' size, as the pipeline does before the

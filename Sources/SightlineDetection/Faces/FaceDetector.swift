@@ -232,7 +232,7 @@ package final class FaceDetector {
     }
 
     /// The detector's box width at each level of the pyramid of a frame of this size.
-    private func boxSizes(width: Int, height: Int) -> [Double] {
+    func boxSizes(width: Int, height: Int) -> [Double] {
         if levelSizes.width != width || levelSizes.height != height {
             var sizes = [Double](repeating: 0, count: 64)
             let count = sl_face_detector_level_box_sizes(

@@ -15,16 +15,22 @@ import Synchronization
 /// tracking does not follow yet are followed from the next frame (`RegionTracking.add`):
 /// a face that appeared away from the edges is found a few frames later than a full scan in
 /// line would find it, and never a frame is late for it. A frame where the view changed (a
-/// cut, a preset) has its full scan started at once, ahead of any under way. Every box
-/// published is still a scan's own.
+/// cut, a preset, a zoom) has a whole scan started as soon as the one under way is done, and
+/// that one's faces are still followed (in a view that keeps changing, a scan's faces are
+/// the latest there are). Every box published is still a scan's own.
+///
+/// A scan beside looks only where the frame shows what the one scanned before it did not
+/// (`ScannedView`: what a pan uncovered, what changed), and every few scans at the whole
+/// frame: a full scan's faces anywhere else are followed already.
 ///
 /// `start(_:)`, `restart(_:)`, `finished()` and `waitUntilIdle()` are called on the tracking detector's
 /// queue; the scan runs on the `full-scans` thread.
 package final class FullScansBeside: Sendable {
     private let scout: Scout
-    /// The scan under way or done and not taken yet; only the tracking detector's queue
-    /// touches it (the lock is never contended).
-    private let current = Mutex<PendingResult<Result<[FaceDetection], Error>>?>(nil)
+    /// The scans asked for and not taken yet, oldest first: at most the one under way, one
+    /// waiting for it, and those done. Only the tracking detector's queue touches it (the
+    /// lock is never contended).
+    private let pending = Mutex<[PendingResult<Result<[FaceDetection], Error>>]>([])
 
     /// For a tracking detector with these settings: the full scans are theirs, on one thread.
     package init(for configuration: FaceDetector.Configuration) throws {
@@ -46,38 +52,46 @@ package final class FullScansBeside: Sendable {
     /// Starts a full scan of `pixels`, unless one is under way or its faces have not been
     /// taken: whether it started.
     func start(_ pixels: PixelBuffer) -> Bool {
-        current.withLock { current in
-            guard current == nil else { return false }
+        pending.withLock { pending in
+            guard pending.isEmpty else { return false }
             let scan = PendingResult<Result<[FaceDetection], Error>>()
-            current = scan
-            scout.scan(pixels, into: scan)
+            pending.append(scan)
+            scout.scan(pixels, whole: false, into: scan)
             return true
         }
     }
 
-    /// Starts a full scan of `pixels` whatever is under way (the view changed: what a scan of
-    /// an earlier frame finds is of no use now). A scan under way finishes first, unheard.
+    /// Scans `pixels` whole next, whatever is under way (the view changed), in place of a
+    /// scan still waiting to start.
     func restart(_ pixels: PixelBuffer) {
         let scan = PendingResult<Result<[FaceDetection], Error>>()
-        current.withLock { $0 = scan }
-        scout.scan(pixels, into: scan)
+        pending.withLock { $0.append(scan) }
+        scout.scan(pixels, whole: true, into: scan)
     }
 
-    /// The faces of the full scan started last, once it is done; nil while it is under way
-    /// or when none was started since they were last taken.
+    /// How many scans beside looked at the whole frame, and how many only at what it showed
+    /// new (`ScannedView`).
+    package var counts: (whole: Int, partial: Int) { scout.counts.withLock { $0 } }
+
+    /// The faces of the latest scan done since they were last taken that found any (of
+    /// those asked for before any still under way; one never started finds none); nil when
+    /// none is done.
     func finished() throws -> [FaceDetection]? {
-        let scan = current.withLock { current -> PendingResult<Result<[FaceDetection], Error>>? in
-            guard let scan = current, scan.isComplete else { return nil }
-            current = nil
-            return scan
+        let done = pending.withLock { pending in
+            let count = pending.prefix { $0.isComplete }.count
+            defer { pending.removeFirst(count) }
+            return Array(pending.prefix(count))
         }
-        return try scan?.wait().get()
+        guard !done.isEmpty else { return nil }
+        return try done.map { try $0.wait().get() }.last { !$0.isEmpty } ?? []
     }
 
-    /// Waits until the full scan under way, if any, is done (for tests that want the same
-    /// answers on any machine: its faces are then taken at the next frame).
+    /// Waits until every scan asked for is done (for tests that want the same answers on
+    /// any machine: the faces are then taken at the next frame).
     package func waitUntilIdle() {
-        current.withLock { current in _ = current?.wait() }
+        pending.withLock { pending in
+            for scan in pending { _ = scan.wait() }
+        }
     }
 }
 
@@ -86,8 +100,17 @@ package final class FullScansBeside: Sendable {
 private final class Scout: Sendable {
     /// Used on the `full-scans` thread only, and before it by `prepare`.
     let detector: Mutex<FaceDetector>
-    private let job = Mutex<(next: (PixelBuffer, PendingResult<Result<[FaceDetection], Error>>)?, stopping: Bool)>(
-        (nil, false))
+    /// The frame scanned last; on the `full-scans` thread only.
+    private let view = Mutex(ScannedView())
+    let counts = Mutex((whole: 0, partial: 0))
+    private let job = Mutex<(next: Job?, stopping: Bool)>((nil, false))
+
+    /// A frame to scan, whole whatever it shows when `whole`, and where its faces go.
+    private struct Job {
+        let pixels: PixelBuffer
+        let whole: Bool
+        let result: PendingResult<Result<[FaceDetection], Error>>
+    }
     /// Signalled once for each scan asked for and once for `stop()`.
     private let ready = DispatchSemaphore(value: 0)
 
@@ -95,8 +118,14 @@ private final class Scout: Sendable {
         detector = Mutex(try FaceDetector(configuration: configuration))
     }
 
-    func scan(_ pixels: PixelBuffer, into result: PendingResult<Result<[FaceDetection], Error>>) {
-        job.withLock { $0.next = (pixels, result) }
+    /// Asks for a scan; one asked for before that has not started is not made, and finds
+    /// nothing.
+    func scan(_ pixels: PixelBuffer, whole: Bool, into result: PendingResult<Result<[FaceDetection], Error>>) {
+        let replaced = job.withLock { job in
+            defer { job.next = Job(pixels: pixels, whole: whole, result: result) }
+            return job.next
+        }
+        replaced?.result.complete(.success([]))
         ready.signal()
     }
 
@@ -115,11 +144,55 @@ private final class Scout: Sendable {
                 defer { job.next = nil }
                 return (job.next, job.stopping)
             }
-            if let (pixels, result) = next {
-                result.complete(Result { try detector.withLock { try $0.detect(in: pixels) } })
+            if let next {
+                next.result.complete(Result { try scan(next) })
             } else if stopping {
                 return
             }
         }
+    }
+
+    /// The whole frame, or what it shows new.
+    private func scan(_ job: Job) throws -> [FaceDetection] {
+        let unscanned = try view.withLock { view in
+            if job.whole {
+                try view.scannedWhole(job.pixels)
+                return ScannedView.Unscanned.whole
+            }
+            return try view.unscanned(in: job.pixels)
+        }
+        return try detector.withLock { detector in
+            switch unscanned {
+            case .whole:
+                counts.withLock { $0.whole += 1 }
+                return try detector.detect(in: job.pixels)
+            case .areas(let areas):
+                counts.withLock { $0.partial += 1 }
+                return try detector.detect(in: job.pixels, reaching: areas)
+            }
+        }
+    }
+}
+
+extension FaceDetector {
+    /// How far beyond a box a change alters the features of its filter window, in box
+    /// widths: HOG's cells, and the blocks of cells each is normalised over, reach two cells
+    /// of the window's ten.
+    static let featureReach = 0.25
+
+    /// The faces `detect(in:)` finds with a box near enough to one of `areas` (pixels of the
+    /// frame) that what the area shows counts in its score: each area is looked at, at each
+    /// pyramid level, grown by that level's box and its features' reach.
+    func detect(in pixels: PixelBuffer, reaching areas: [RegionTracking.Box]) throws -> [FaceDetection] {
+        guard !areas.isEmpty else { return [] }
+        let sizes = boxSizes(width: pixels.width, height: pixels.height)
+        return try detect(
+            in: pixels,
+            regions: sizes.flatMap { size in
+                areas.map {
+                    Region(
+                        area: $0.grown(by: size * (1 + Self.featureReach)), sizes: size...size, neighbourLevels: false)
+                }
+            })
     }
 }

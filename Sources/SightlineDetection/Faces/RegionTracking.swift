@@ -35,7 +35,7 @@ struct RegionTracking {
     }
 
     /// A box in pixels, in floating point for prediction.
-    struct Box {
+    struct Box: Equatable {
         var left, top, right, bottom: Double
         init(left: Double, top: Double, right: Double, bottom: Double) {
             (self.left, self.top, self.right, self.bottom) = (left, top, right, bottom)
