@@ -45,6 +45,19 @@ import Testing
         #expect(try view.unscanned(in: smaller) == .whole)
     }
 
+    /// A frame larger than 4K UHD is scanned whole every time, and nothing of it is kept.
+    @Test func aFrameLargerThan4KIsAlwaysWhole() throws {
+        var view = ScannedView()
+        let (width, height) = (3841, 2160)
+        let large = PixelBuffer(
+            format: .gray8, width: width, height: height,
+            packedPlanes: [[UInt8](repeating: 100, count: width * height)])
+        #expect(try view.unscanned(in: large) == .whole)
+        #expect(try view.unscanned(in: large) == .whole)
+        _ = try view.unscanned(in: Self.frame(Self.texture(seed: 9)))
+        #expect(try view.unscanned(in: Self.frame(Self.texture(seed: 9))) == .areas([]))
+    }
+
     /// A pan: what it uncovered at the right edge, as deep as it moved, and nothing else.
     @Test(arguments: [3, 13, 40])
     func aPanUncoversAStripAtOneEdge(shift: Int) throws {

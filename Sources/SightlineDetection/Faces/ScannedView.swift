@@ -32,6 +32,9 @@ struct ScannedView {
     static let farthestShift = 0.25
     /// Areas more than this are scattered changes, scanned whole.
     static let mostAreas = 64
+    /// Frames of more pixels (4K UHD's) are scanned whole every time: two integral images
+    /// of a frame four times that would take 265 MB, and a stream may say any size.
+    static let largestFrame = 3840 * 2160
 
     /// The frame scanned last, and the storage the next one is summed into.
     private var reference = IntegralImage()
@@ -40,6 +43,10 @@ struct ScannedView {
 
     /// What a scan of `pixels` must cover; `pixels` is then the frame the next is compared with.
     mutating func unscanned(in pixels: PixelBuffer) throws -> Unscanned {
+        guard pixels.width * pixels.height <= Self.largestFrame else {
+            self = ScannedView()
+            return .whole
+        }
         try next.sum(pixels)
         let unscanned = compare()
         adoptNext(whole: unscanned == .whole)
@@ -48,6 +55,10 @@ struct ScannedView {
 
     /// `pixels` was scanned whole: the next scan is compared with it.
     mutating func scannedWhole(_ pixels: PixelBuffer) throws {
+        guard pixels.width * pixels.height <= Self.largestFrame else {
+            self = ScannedView()
+            return
+        }
         try next.sum(pixels)
         adoptNext(whole: true)
     }
