@@ -1,4 +1,5 @@
 import SightlineCore
+import SightlineTesting
 import Testing
 
 @testable import SightlineDetection
@@ -10,11 +11,8 @@ import Testing
     /// A frame of random 4x4 squares: every 8x8 block differs from its neighbours, and from
     /// itself moved by a few pixels.
     static func texture(seed: UInt64, width: Int = width, height: Int = height) -> [UInt8] {
-        var state = seed
-        let squares = (0..<(width / 4 + 1) * (height / 4 + 1)).map { _ in
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return UInt8(truncatingIfNeeded: state >> 56)
-        }
+        var random = SplitMix(seed: seed)
+        let squares = (0..<(width / 4 + 1) * (height / 4 + 1)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
         return (0..<width * height).map { squares[($0 / width / 4) * (width / 4 + 1) + $0 % width / 4] }
     }
 
@@ -56,6 +54,34 @@ import Testing
         #expect(try view.unscanned(in: large) == .whole)
         _ = try view.unscanned(in: Self.frame(Self.texture(seed: 9)))
         #expect(try view.unscanned(in: Self.frame(Self.texture(seed: 9))) == .areas([]))
+    }
+
+    /// Frames of any size from 1x1 up, each like the one before, moved, changed or new:
+    /// never a trap, and every area lies within its frame (a stream may say any size).
+    @Test func framesOfAnySizeAreAnswered() throws {
+        var random = SplitMix(seed: 36)
+        var view = ScannedView()
+        var (width, height) = (1, 1)
+        var bytes = [UInt8](repeating: 0, count: 1)
+        for _ in 0..<2_000 {
+            switch random.next(below: 4) {
+            case 0:
+                (width, height) = (
+                    [1, 2, 7, 8, 9, 31, 64][random.next(below: 7)], [1, 7, 8, 9, 33][random.next(below: 5)]
+                )
+                bytes = Self.texture(seed: random.next(), width: width, height: height)
+            case 1: bytes = bytes.indices.map { bytes[($0 + random.next(below: 3)) % bytes.count] }
+            case 2: bytes[random.next(below: bytes.count)] ^= 0xFF
+            default: break
+            }
+            switch try view.unscanned(in: Self.frame(bytes, width: width, height: height)) {
+            case .whole: break
+            case .areas(let areas):
+                #expect(areas.allSatisfy { $0.left >= 0 && $0.top >= 0 && $0.right <= Double(width) })
+                #expect(
+                    areas.allSatisfy { $0.left < $0.right && $0.top < $0.bottom && $0.bottom <= Double(height) })
+            }
+        }
     }
 
     /// A pan: what it uncovered at the right edge, as deep as it moved, and nothing else.

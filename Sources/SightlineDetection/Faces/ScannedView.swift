@@ -43,27 +43,30 @@ struct ScannedView {
 
     /// What a scan of `pixels` must cover; `pixels` is then the frame the next is compared with.
     mutating func unscanned(in pixels: PixelBuffer) throws -> Unscanned {
-        guard pixels.width * pixels.height <= Self.largestFrame else {
-            self = ScannedView()
-            return .whole
-        }
-        try next.sum(pixels)
+        guard try summed(pixels) else { return .whole }
         let unscanned = compare()
-        adoptNext(whole: unscanned == .whole)
+        adopt(whole: unscanned == .whole)
         return unscanned
     }
 
     /// `pixels` was scanned whole: the next scan is compared with it.
     mutating func scannedWhole(_ pixels: PixelBuffer) throws {
-        guard pixels.width * pixels.height <= Self.largestFrame else {
-            self = ScannedView()
-            return
-        }
-        try next.sum(pixels)
-        adoptNext(whole: true)
+        if try summed(pixels) { adopt(whole: true) }
     }
 
-    private mutating func adoptNext(whole: Bool) {
+    /// Sums `pixels` into `next`, unless it is larger than `largestFrame`: then nothing is
+    /// kept, and false.
+    private mutating func summed(_ pixels: PixelBuffer) throws -> Bool {
+        guard pixels.width * pixels.height <= Self.largestFrame else {
+            self = ScannedView()
+            return false
+        }
+        try next.sum(pixels)
+        return true
+    }
+
+    /// `next` becomes the frame the next scan is compared with.
+    private mutating func adopt(whole: Bool) {
         scansSinceWhole = whole ? 0 : scansSinceWhole + 1
         swap(&reference, &next)
     }
@@ -84,7 +87,7 @@ struct ScannedView {
             if moved.changed < blocks.changed { blocks = moved }
         }
         guard blocks.changed < Int(Self.wholeAbove * Double(blocks.marked.count)) else { return .whole }
-        let areas = Self.areas(of: blocks.marked, columns: frame.blockColumns, width: frame.width)
+        let areas = Self.areas(of: blocks.marked, columns: frame.blockColumns, width: frame.width, height: frame.height)
         return areas.count <= Self.mostAreas ? .areas(areas) : .whole
     }
 
@@ -142,8 +145,9 @@ struct ScannedView {
     }
 
     /// The marked blocks as boxes of pixels: in bands four blocks deep, runs of columns with
-    /// a marked block, those less than four blocks apart as one.
-    static func areas(of marked: [Bool], columns: Int, width: Int) -> [RegionTracking.Box] {
+    /// a marked block, those less than four blocks apart as one (the last blocks, moved in
+    /// to fit, end at the frame's edge).
+    static func areas(of marked: [Bool], columns: Int, width: Int, height: Int) -> [RegionTracking.Box] {
         let (block, band, joining) = (IntegralImage.block, 4, 4)
         let rows = columns == 0 ? 0 : marked.count / columns
         var areas: [RegionTracking.Box] = []
@@ -155,7 +159,8 @@ struct ScannedView {
                 areas.append(
                     RegionTracking.Box(
                         left: Double(found.lowerBound * block), top: Double(top * block),
-                        right: Double(min((found.upperBound + 1) * block, width)), bottom: Double(bottom * block)))
+                        right: Double(min((found.upperBound + 1) * block, width)),
+                        bottom: Double(min(bottom * block, height))))
                 run = nil
             }
             for column in 0..<columns where (top..<bottom).contains(where: { marked[$0 * columns + column] }) {
