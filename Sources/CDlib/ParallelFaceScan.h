@@ -184,6 +184,13 @@ public:
     // `prepare_level0(areas)` is called, before any pixel of `img` is read, with the areas of
     // it the scan reads (an image made on demand, such as an upsampled frame, need only
     // have those); with `NothingToPrepare`, the areas are not even worked out.
+    //
+    // A box kept is one `detect` keeps only if no box `detect` finds suppresses it, and the
+    // boxes that do lie next to it: at its level, a filter's box a cell or two away; one level
+    // up or down, a box at nearly its centre (a face scores on several levels, most on one).
+    // So each box kept must have had those neighbourhoods scanned (`unscanned_neighbourhoods`);
+    // where a region's edge cut through one, it is scanned now and the boxes merged again,
+    // until every box kept has them, a few rounds at most. A box that still lacks them is dropped.
     template <typename image_type, typename Prepare = NothingToPrepare>
     void detect_regions(const dlib::frontal_face_detector &detector, const image_type &img, double adjust_threshold,
                         const std::vector<FaceRegion> &regions, std::vector<dlib::rect_detection> &final_dets,
@@ -192,52 +199,41 @@ public:
         const unsigned long levels = level_count(scanner, dlib::get_rect(img));
         const double base = base_box_size(scanner);
         const auto matched = [&](double size) { return std::log(std::max(size, 1.0) / base) / std::log(6.0 / 5.0); };
-        // Each region's levels first, so the pyramid is built only as deep as they go.
         wanted_.clear();
-        unsigned long deepest = 0;
         for (const auto &region : regions) {
             // Between levels (a box over the top or left edge is a little larger): both.
             const long spread = region.neighbour_levels ? 1 : 0;
             const long first = std::max(static_cast<long>(std::floor(matched(region.min_size) + 0.05)) - spread, 0L);
             const long last = static_cast<long>(std::ceil(matched(region.max_size) - 0.05)) + spread;
             for (long level = first; level <= last && level < static_cast<long>(levels); ++level) {
-                const dlib::rectangle target = dlib::pyramid_down<6>().rect_down(region.area, level);
-                wanted_.emplace_back(static_cast<unsigned long>(level), target);
-                deepest = std::max(deepest, static_cast<unsigned long>(level));
+                wanted_.emplace_back(static_cast<unsigned long>(level),
+                                     dlib::pyramid_down<6>().rect_down(region.area, level));
             }
         }
-        size_pyramid(img, wanted_.empty() ? 1 : deepest + 1);
+        // Every level sized (no pixel made): a neighbourhood may lie deeper than the regions.
+        size_pyramid(img, levels);
         jobs_.clear();
-        merge_wanted(scanner, img);
-        for (const auto &[level, target] : wanted_) add_crop(scanner, level_rect(img, level), level, target);
-        // Each level only where a crop, or the part of the level below that it comes from,
-        // needs it: areas from the deepest level up (those near each other as one), then built
-        // top down. Bands along opposite edges stay two areas, not the whole level.
-        needed_.resize(std::max<size_t>(needed_.size(), deepest + 1));
-        for (auto &areas : needed_) areas.clear();
-        for (const auto &job : jobs_) needed_[job.level].push_back(job.crop);
-        for (unsigned long level = deepest; level >= 1; --level) {
-            merge_near(needed_[level], [](const dlib::rectangle &area) { return area.area(); });
-            if (level >= 2) {
-                for (const auto &area : needed_[level]) needed_[level - 1].push_back(steps_[level].source_of(area));
+        for (auto &per_job : found_) per_job.clear();
+        constexpr int rounds = 4;
+        for (int round = 0;; ++round) {
+            const size_t first_job = jobs_.size();
+            merge_wanted(scanner, img);
+            for (const auto &[level, target] : wanted_) add_crop(scanner, level_rect(img, level), level, target);
+            const bool scanned_more = jobs_.size() > first_job;
+            if (scanned_more) {
+                build_levels_for(first_job, prepare_level0);
+                run_jobs(detector, img, adjust_threshold, first_job);
             }
+            merge(detector, final_dets);
+            if (!unscanned_neighbourhoods(scanner, img, levels, final_dets)) return;
+            if (round == rounds || (round > 0 && !scanned_more)) break;
         }
-        if constexpr (!std::is_same_v<Prepare, NothingToPrepare>) {
-            level0_areas_.clear();
-            for (const auto &job : jobs_) {
-                if (job.level == 0) level0_areas_.push_back(job.crop);
-            }
-            if (deepest >= 1) {
-                for (const auto &area : needed_[1]) level0_areas_.push_back(steps_[1].source_of(area));
-            }
-            merge_near(level0_areas_, [](const dlib::rectangle &area) { return area.area(); });
-            prepare_level0(level0_areas_);
+        // Boxes whose neighbourhoods are still not all scanned: not certain to be `detect`'s.
+        size_t kept = 0;
+        for (size_t i = 0; i < final_dets.size(); ++i) {
+            if (!unsure_[i]) final_dets[kept++] = final_dets[i];
         }
-        for (unsigned long level = 1; level <= deepest; ++level) {
-            for (const auto &area : needed_[level]) build_level(level, area, true);
-        }
-        run_jobs(detector, img, adjust_threshold);
-        merge(detector, final_dets);
+        final_dets.resize(kept);
     }
 
     // The width of the boxes found at each level of an image of this size, in its pixels.
@@ -253,7 +249,13 @@ public:
     }
 
 private:
-    using Detections = std::vector<std::pair<double, dlib::rectangle>>;
+    // A filter's detection: its score, box (image pixels) and pyramid level.
+    struct Found {
+        double score;
+        dlib::rectangle rect;
+        unsigned long level;
+    };
+    using Detections = std::vector<Found>;
 
     // A thread's buffers for extracting a job's features and running the filters over them.
     struct Filtering {
@@ -381,6 +383,97 @@ private:
         jobs_.push_back({level, crop, trusted});
     }
 
+    // Each level only where the jobs from `first_job` on, or the parts of the level below
+    // they come from, need it: areas from the deepest level up (those near each other as
+    // one), then built top down. Bands along opposite edges stay two areas, not the whole level.
+    template <typename Prepare> void build_levels_for(size_t first_job, const Prepare &prepare_level0) {
+        unsigned long deepest = 0;
+        for (size_t job = first_job; job < jobs_.size(); ++job) deepest = std::max(deepest, jobs_[job].level);
+        needed_.resize(std::max<size_t>(needed_.size(), deepest + 1));
+        for (auto &areas : needed_) areas.clear();
+        for (size_t job = first_job; job < jobs_.size(); ++job) needed_[jobs_[job].level].push_back(jobs_[job].crop);
+        for (unsigned long level = deepest; level >= 1; --level) {
+            merge_near(needed_[level], [](const dlib::rectangle &area) { return area.area(); });
+            if (level >= 2) {
+                for (const auto &area : needed_[level]) needed_[level - 1].push_back(steps_[level].source_of(area));
+            }
+        }
+        if constexpr (!std::is_same_v<Prepare, NothingToPrepare>) {
+            level0_areas_.clear();
+            for (size_t job = first_job; job < jobs_.size(); ++job) {
+                if (jobs_[job].level == 0) level0_areas_.push_back(jobs_[job].crop);
+            }
+            if (deepest >= 1) {
+                for (const auto &area : needed_[1]) level0_areas_.push_back(steps_[1].source_of(area));
+            }
+            merge_near(level0_areas_, [](const dlib::rectangle &area) { return area.area(); });
+            prepare_level0(level0_areas_);
+        }
+        for (unsigned long level = 1; level <= deepest; ++level) {
+            for (const auto &area : needed_[level]) build_level(level, area, true);
+        }
+    }
+
+    // Puts in `wanted_` each neighbourhood of a box kept (`detect_regions`) that no job has
+    // scanned, and marks those boxes in `unsure_`; true when there is one. The neighbourhood
+    // on a level: the boxes of that level's size whose centres lie within two of its cells of
+    // the box's on its own level, one cell on the levels either side.
+    template <typename image_type>
+    bool unscanned_neighbourhoods(const Scanner &scanner, const image_type &img, unsigned long levels,
+                                  const std::vector<dlib::rect_detection> &final_dets) {
+        const double cell = scanner.get_cell_size();
+        const dlib::rectangle margins = window_margins(scanner);
+        wanted_.clear();
+        unsure_.assign(final_dets.size(), false);
+        for (size_t i = 0; i < final_dets.size(); ++i) {
+            const dlib::rectangle &box = final_dets[i].rect;
+            const long level = static_cast<long>(final_levels_[i]);
+            for (long other = std::max(level - 1, 0L); other <= level + 1; ++other) {
+                if (other >= static_cast<long>(levels)) continue;
+                const dlib::rectangle bounds = level_rect(img, other);
+                const double scale = std::pow(6.0 / 5.0, other - level);
+                const double reach = (other == level ? 2 : 1) * cell * std::pow(6.0 / 5.0, other);
+                const dlib::dpoint centre = dlib::dcenter(box);
+                const dlib::rectangle neighbourhood = dlib::pyramid_down<6>().rect_down(
+                    dlib::centered_drect(centre, box.width() * scale + 2 * reach, box.height() * scale + 2 * reach),
+                    other);
+                const dlib::rectangle windows(neighbourhood.left() - margins.left() - 1,
+                                              neighbourhood.top() - margins.top() - 1,
+                                              neighbourhood.right() + margins.right() + 1,
+                                              neighbourhood.bottom() + margins.bottom() + 1);
+                if (windows.intersect(bounds).is_empty() || scanned(static_cast<unsigned long>(other), windows)) {
+                    continue;
+                }
+                wanted_.emplace_back(static_cast<unsigned long>(other), neighbourhood);
+                unsure_[i] = true;
+            }
+        }
+        return !wanted_.empty();
+    }
+
+    // Whether a job of `level` kept every filter window within `windows` (level pixels; a
+    // job at the level's edge keeps those that hang over it).
+    bool scanned(unsigned long level, const dlib::rectangle &windows) const {
+        return std::any_of(jobs_.begin(), jobs_.end(), [&](const Job &job) {
+            return job.level == level && (job.trusted.is_empty() || job.trusted.contains(windows));
+        });
+    }
+
+    // How far a filter window reaches beyond its box on each side, in a level's pixels.
+    static dlib::rectangle window_margins(const Scanner &scanner) {
+        const auto &features = scanner.get_feature_extractor();
+        const long cell = scanner.get_cell_size();
+        const long rows = scanner.get_fhog_window_height(), columns = scanner.get_fhog_window_width();
+        const dlib::point centre(100, 100);
+        const dlib::rectangle window =
+            features.feats_to_image(dlib::centered_rect(centre, columns, rows), cell, rows, columns);
+        const dlib::rectangle box = features.feats_to_image(
+            dlib::centered_rect(centre, columns - 2 * scanner.get_padding(), rows - 2 * scanner.get_padding()), cell,
+            rows, columns);
+        return dlib::rectangle(box.left() - window.left(), box.top() - window.top(), window.right() - box.right(),
+                               window.bottom() - box.bottom());
+    }
+
     // Plans levels 1… of the image's pyramid and sizes their buffers (kept from frame to
     // frame), as create_fhog_pyramid sizes them; computes no pixel.
     template <typename image_type> void size_pyramid(const image_type &img, unsigned long levels) {
@@ -418,23 +511,25 @@ private:
     // to the others instead of making them wait. Which thread scans a job changes nothing:
     // each writes only the job's own features and detections.
     template <typename image_type>
-    void run_jobs(const dlib::frontal_face_detector &detector, const image_type &img, double adjust_threshold) {
+    void run_jobs(const dlib::frontal_face_detector &detector, const image_type &img, double adjust_threshold,
+                  size_t first_job = 0) {
         const unsigned long filters = detector.num_detectors();
         found_.resize(filters);
         for (auto &per_job : found_) {
             per_job.resize(jobs_.size());
-            for (auto &job : per_job) job.clear();
+            for (size_t job = first_job; job < jobs_.size(); ++job) per_job[job].clear();
         }
+        // Features are kept only while their job is scanned.
         feats_.set_max_size(std::max<unsigned long>(feats_.max_size(), jobs_.size()));
         feats_.set_size(jobs_.size());
-        largest_first_.resize(jobs_.size());
-        for (unsigned long i = 0; i < jobs_.size(); ++i) largest_first_[i] = i;
+        largest_first_.resize(jobs_.size() - first_job);
+        for (size_t i = 0; i < largest_first_.size(); ++i) largest_first_[i] = first_job + i;
         std::sort(largest_first_.begin(), largest_first_.end(), [&](auto a, auto b) {
             return jobs_[a].crop.area() != jobs_[b].crop.area() ? jobs_[a].crop.area() > jobs_[b].crop.area() : a < b;
         });
         std::atomic<unsigned long> next{0};
         pool_.run([&](int worker) {
-            for (unsigned long taken; (taken = next.fetch_add(1, std::memory_order_relaxed)) < jobs_.size();) {
+            for (unsigned long taken; (taken = next.fetch_add(1, std::memory_order_relaxed)) < largest_first_.size();) {
                 const unsigned long job = largest_first_[taken];
                 const Job &j = jobs_[job];
                 if (j.level == 0) {
@@ -494,7 +589,7 @@ private:
                     const dlib::rectangle rect = features.feats_to_image(
                         dlib::centered_rect(dlib::point(c, r), box_width, box_height), cell_size, window_height,
                         window_width);
-                    found.emplace_back(saliency[r][c], pyramid.rect_up(dlib::translate_rect(rect, origin), j.level));
+                    found.push_back({saliency[r][c], pyramid.rect_up(dlib::translate_rect(rect, origin), j.level), j.level});
                 }
             }
         }
@@ -502,30 +597,37 @@ private:
 
     // Merged as object_detector::operator() merges: per filter, its detections over all
     // jobs in order, sorted by score (as detect_from_fhog_pyramid sorts them), then all
-    // filters' sorted together and suppressed.
+    // filters' sorted together and suppressed. The sorts compare scores alone, as dlib's do,
+    // so equal scores come out in dlib's order. Each box's level goes to `final_levels_`.
     void merge(const dlib::frontal_face_detector &detector, std::vector<dlib::rect_detection> &final_dets) {
+        const auto by_score = [](const auto &a, const auto &b) { return a.first.detection_confidence < b.first.detection_confidence; };
         accumulated_.clear();
         for (unsigned long i = 0; i < detector.num_detectors(); ++i) {
             filter_dets_.clear();
             for (const auto &job : found_[i]) filter_dets_.insert(filter_dets_.end(), job.begin(), job.end());
-            std::sort(filter_dets_.rbegin(), filter_dets_.rend(), dlib::impl::compare_pair_rect);
+            std::sort(filter_dets_.rbegin(), filter_dets_.rend(), [](const Found &a, const Found &b) { return a.score < b.score; });
             const double thresh = threshold(detector, i);
             for (const auto &d : filter_dets_) {
                 dlib::rect_detection temp;
-                temp.detection_confidence = d.first - thresh;
+                temp.detection_confidence = d.score - thresh;
                 temp.weight_index = i;
-                temp.rect = d.second;
-                accumulated_.push_back(temp);
+                temp.rect = d.rect;
+                accumulated_.emplace_back(temp, d.level);
             }
         }
         final_dets.clear();
-        if (detector.num_detectors() > 1) std::sort(accumulated_.rbegin(), accumulated_.rend());
+        final_levels_.clear();
+        if (detector.num_detectors() > 1) std::sort(accumulated_.rbegin(), accumulated_.rend(), by_score);
         const dlib::test_box_overlap overlaps = detector.get_overlap_tester();
-        for (const auto &candidate : accumulated_) {
+        for (const auto &[detection, level] : accumulated_) {
+            const dlib::rect_detection &candidate = detection;
             const bool suppressed = std::any_of(final_dets.begin(), final_dets.end(), [&](const auto &kept) {
                 return overlaps(kept.rect, candidate.rect);
             });
-            if (!suppressed) final_dets.push_back(candidate);
+            if (!suppressed) {
+                final_dets.push_back(candidate);
+                final_levels_.push_back(level);
+            }
         }
     }
 
@@ -543,7 +645,9 @@ private:
     std::vector<unsigned long> largest_first_;  // the jobs in the order they are taken
     std::vector<std::vector<Detections>> found_;  // [filter][job]
     Detections filter_dets_;
-    std::vector<dlib::rect_detection> accumulated_;
+    std::vector<std::pair<dlib::rect_detection, unsigned long>> accumulated_;  // with each box's level
+    std::vector<unsigned long> final_levels_;  // each kept box's level
+    std::vector<bool> unsure_;                 // each kept box's: a neighbourhood unscanned
 };
 
 #endif

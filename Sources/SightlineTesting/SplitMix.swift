@@ -14,4 +14,9 @@ package struct SplitMix {
     }
 
     package mutating func next(below bound: Int) -> Int { Int(next() % UInt64(bound)) }
+
+    /// A value drawn evenly from `range` (53 random bits).
+    package mutating func next(in range: ClosedRange<Double>) -> Double {
+        range.lowerBound + (range.upperBound - range.lowerBound) * Double(next() >> 11) / 0x1p53
+    }
 }

@@ -78,6 +78,38 @@ import Testing
         #expect(refound == faces)
     }
 
+    /// Regions cut anywhere across a face (moved up to half its width, grown by up to half,
+    /// at any sizes near its own, with or without the levels either side): every box found is
+    /// one the whole scan keeps, with its score. A box whose rivals the region cut off (the
+    /// box a level up or down, or another filter's a cell away, that the whole scan keeps
+    /// instead) has them scanned too before it is kept.
+    @Test(arguments: [(SampleMedia.faces640x480, 0), (SampleMedia.faces1280x720, 0), (SampleMedia.faces640x480, 1)])
+    func regionsCutAnywhereFindOnlyTheWholeScansBoxes(clip: URL, upsample: Int) throws {
+        let detector = try FaceDetector(configuration: .init(upsample: upsample))
+        var random = SplitMix(seed: 5)
+        var (found, exact) = (0, 0)
+        for frame in try sampleFrames(clip).enumerated().filter({ $0.offset % 15 == 0 }).map(\.element) {
+            let whole = try detector.detect(in: frame.pixels)
+            for face in whole {
+                for _ in 0..<(upsample == 0 ? 30 : 8) {
+                    let box = RegionTracking.Box(face)
+                    let area = box.moved(
+                        x: random.next(in: -0.5...0.5) * box.size, y: random.next(in: -0.5...0.5) * box.size
+                    )
+                    .grown(by: random.next(in: 0...0.5) * box.size)
+                    let (a, b) = (random.next(in: 0.7...1.4) * box.size, random.next(in: 0.7...1.4) * box.size)
+                    let region = FaceDetector.Region(
+                        area: area, sizes: min(a, b)...max(a, b), neighbourLevels: random.next() % 2 == 0)
+                    let around = try detector.detect(in: frame.pixels, regions: [region])
+                    found += around.count
+                    exact += around.filter(whole.contains).count
+                }
+            }
+        }
+        #expect(found > (upsample == 0 ? 500 : 100))
+        #expect(exact == found, "\(exact) of \(found) boxes are the whole scan's")
+    }
+
     @Test func regionScanWithoutRegionsFindsNothing() throws {
         let frame = try sampleFrames()[150]
         let detector = try FaceDetector()
