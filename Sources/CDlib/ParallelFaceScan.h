@@ -351,11 +351,12 @@ private:
     //
     // Exactness: the crop's top-left lies on the level's cell grid, so a cell's pixels are
     // the same ones; its left edge is on a multiple of 8 cells, so dlib's filters, which run
-    // 8 columns at a time with SIMD and the rest one by one (summing in another order), take
-    // each column the same way as over the whole level. Windows are kept only inside a band
-    // of 3 cells whose features differ (their neighbours are cut off), and, on the right,
-    // clear of the crop's own one-by-one columns. At the level's edges none of this applies:
-    // there the crop is the level.
+    // 8 columns at a time with SIMD from the first and the rest one by one (summing in
+    // another order), take each column the same way as over the whole level; and it is a
+    // whole number of cells wide, 2 more than a multiple of 8 (dlib's HOG drops a cell at
+    // either side), so that none of its columns is left to the one-by-one rest. Windows are
+    // kept only inside a band of 3 cells whose features differ (their neighbours are cut
+    // off). At the level's edges none of this applies: there the crop is the level.
     void add_crop(const Scanner &scanner, const dlib::rectangle &bounds, unsigned long level,
                   const dlib::rectangle &wanted) {
         const long cell = scanner.get_cell_size();
@@ -365,16 +366,16 @@ private:
         const long reach = (static_cast<long>(scanner.get_padding()) + 1) * cell;
         const dlib::rectangle target = wanted.intersect(bounds);
         if (target.is_empty()) return;
-        dlib::rectangle crop = dlib::grow_rect(target, reach + band);
-        crop.right() += simd;
-        crop = crop.intersect(bounds);
+        dlib::rectangle crop = dlib::grow_rect(target, reach + band).intersect(bounds);
         crop.left() -= crop.left() % simd;
         crop.top() -= crop.top() % cell;
+        const long cells = (crop.width() + cell - 1) / cell;
+        crop.right() = std::min(crop.left() + (cells + (10 - cells % 8) % 8) * cell - 1, bounds.right());
         constexpr long beyond = 1L << 30;
         dlib::rectangle trusted = crop;
         trusted.left() = crop.left() > 0 ? crop.left() + band : -beyond;
         trusted.top() = crop.top() > 0 ? crop.top() + band : -beyond;
-        trusted.right() = crop.right() < bounds.right() ? crop.right() - band - simd : beyond;
+        trusted.right() = crop.right() < bounds.right() ? crop.right() - band : beyond;
         trusted.bottom() = crop.bottom() < bounds.bottom() ? crop.bottom() - band : beyond;
         if (crop.width() < scanner.get_fhog_window_width() * cell ||
             crop.height() < scanner.get_fhog_window_height() * cell) {
