@@ -370,7 +370,11 @@ private:
         crop.left() -= crop.left() % simd;
         crop.top() -= crop.top() % cell;
         const long cells = (crop.width() + cell - 1) / cell;
-        crop.right() = std::min(crop.left() + (cells + (10 - cells % 8) % 8) * cell - 1, bounds.right());
+        crop.right() = crop.left() + (cells + (10 - cells % 8) % 8) * cell - 1;
+        // One that would end within 8 cells of the level's right edge goes to it: there it
+        // costs little more, and it then finds the boxes that hang over that edge (a face
+        // coming in there is found beside a face followed near it).
+        if (crop.right() + simd > bounds.right()) crop.right() = bounds.right();
         constexpr long beyond = 1L << 30;
         dlib::rectangle trusted = crop;
         trusted.left() = crop.left() > 0 ? crop.left() + band : -beyond;
