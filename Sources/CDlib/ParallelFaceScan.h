@@ -185,12 +185,13 @@ public:
     // it the scan reads (an image made on demand, such as an upsampled frame, need only
     // have those); with `NothingToPrepare`, the areas are not even worked out.
     //
-    // A box kept is one `detect` keeps only if no box `detect` finds suppresses it, and the
-    // boxes that do lie next to it: at its level, a filter's box a cell or two away; one level
-    // up or down, a box at nearly its centre (a face scores on several levels, most on one).
-    // So each box kept must have had those neighbourhoods scanned (`unscanned_neighbourhoods`);
-    // where a region's edge cut through one, it is scanned now and the boxes merged again,
-    // until every box kept has them, a few rounds at most. A box that still lacks them is dropped.
+    // A box kept here is one `detect` keeps only if no box `detect` finds suppresses it. The
+    // boxes that do, on the samples and the hard clips, lie next to it: on its level, another
+    // filter's box a cell or two away; a level up or down, a box at nearly its centre (a face
+    // scores on several levels, best on one). So each box kept must have had those
+    // neighbourhoods scanned (`unscanned_neighbourhoods`); where a region's edge cut one off,
+    // it is scanned now and the boxes merged again, a few rounds at most. A box still lacking
+    // one is dropped.
     template <typename image_type, typename Prepare = NothingToPrepare>
     void detect_regions(const dlib::frontal_face_detector &detector, const image_type &img, double adjust_threshold,
                         const std::vector<FaceRegion> &regions, std::vector<dlib::rect_detection> &final_dets,
