@@ -434,12 +434,12 @@ private:
         for (size_t i = 0; i < final_dets.size(); ++i) {
             const dlib::rectangle &box = final_dets[i].rect;
             const long level = static_cast<long>(final_levels_[i]);
+            const dlib::dpoint centre = dlib::dcenter(box);
             for (long other = std::max(level - 1, 0L); other <= level + 1; ++other) {
                 if (other >= static_cast<long>(levels)) continue;
                 const dlib::rectangle bounds = level_rect(img, other);
                 const double scale = std::pow(6.0 / 5.0, other - level);
                 const double reach = (other == level ? 2 : 1) * cell * std::pow(6.0 / 5.0, other);
-                const dlib::dpoint centre = dlib::dcenter(box);
                 const dlib::rectangle neighbourhood = dlib::pyramid_down<6>().rect_down(
                     dlib::centered_drect(centre, box.width() * scale + 2 * reach, box.height() * scale + 2 * reach),
                     other);
@@ -595,7 +595,8 @@ private:
                     const dlib::rectangle rect = features.feats_to_image(
                         dlib::centered_rect(dlib::point(c, r), box_width, box_height), cell_size, window_height,
                         window_width);
-                    found.push_back({saliency[r][c], pyramid.rect_up(dlib::translate_rect(rect, origin), j.level), j.level});
+                    found.push_back(
+                        {saliency[r][c], pyramid.rect_up(dlib::translate_rect(rect, origin), j.level), j.level});
                 }
             }
         }
@@ -606,12 +607,15 @@ private:
     // filters' sorted together and suppressed. The sorts compare scores alone, as dlib's do,
     // so equal scores come out in dlib's order. Each box's level goes to `final_levels_`.
     void merge(const dlib::frontal_face_detector &detector, std::vector<dlib::rect_detection> &final_dets) {
-        const auto by_score = [](const auto &a, const auto &b) { return a.first.detection_confidence < b.first.detection_confidence; };
+        const auto by_score = [](const auto &a, const auto &b) {
+            return a.first.detection_confidence < b.first.detection_confidence;
+        };
         accumulated_.clear();
         for (unsigned long i = 0; i < detector.num_detectors(); ++i) {
             filter_dets_.clear();
             for (const auto &job : found_[i]) filter_dets_.insert(filter_dets_.end(), job.begin(), job.end());
-            std::sort(filter_dets_.rbegin(), filter_dets_.rend(), [](const Found &a, const Found &b) { return a.score < b.score; });
+            std::sort(filter_dets_.rbegin(), filter_dets_.rend(),
+                      [](const Found &a, const Found &b) { return a.score < b.score; });
             const double thresh = threshold(detector, i);
             for (const auto &d : filter_dets_) {
                 dlib::rect_detection temp;
