@@ -188,7 +188,7 @@ long differing_floats(const dlib::array2d<float> &theirs, const dlib::array2d<fl
 extern "C" long sl_pyramid_mismatches(const uint8_t *pixels, int width, int height, ptrdiff_t bytes_per_row) {
     // Every level of the image's pyramid_down<6> pyramid, and the image doubled (pyramid_up,
     // for upsample 1), dlib's against PyramidStep's built whole, in two bands of rows, and in
-    // a rectangle that starts and ends mid-group.
+    // rectangles that start and end anywhere in a chunk of 8 columns.
     const LumaView image{pixels, height, width, static_cast<long>(bytes_per_row)};
     dlib::array2d<unsigned char> theirs, ours, previous;
     dlib::pyramid_up(image, theirs, dlib::pyramid_down<2>());
@@ -210,11 +210,14 @@ extern "C" long sl_pyramid_mismatches(const uint8_t *pixels, int width, int heig
         step.run(above, ours, dlib::rectangle(0, half, ours.nc() - 1, ours.nr() - 1));
         for (long r = 0; r < theirs.nr(); ++r)
             for (long c = 0; c < theirs.nc(); ++c) mismatches += ours[r][c] != theirs[r][c];
-        dlib::assign_all_pixels(ours, 0);
-        const dlib::rectangle part(ours.nc() / 3 + 1, ours.nr() / 4, ours.nc() - 3, ours.nr() / 2);
-        step.run(above, ours, part);
-        for (long r = part.top(); r <= part.bottom(); ++r)
-            for (long c = part.left(); c <= part.right(); ++c) mismatches += ours[r][c] != theirs[r][c];
+        for (long offset = 0; offset < 8; ++offset) {
+            dlib::assign_all_pixels(ours, 0);
+            const dlib::rectangle part(ours.nc() / 3 + offset, ours.nr() / 4, ours.nc() - 1 - 2 * offset,
+                                       ours.nr() / 2);
+            step.run(above, ours, part);
+            for (long r = part.top(); r <= part.bottom(); ++r)
+                for (long c = part.left(); c <= part.right(); ++c) mismatches += ours[r][c] != theirs[r][c];
+        }
         if (!doubling) dlib::swap(previous, theirs);
     }
     return mismatches;

@@ -20,22 +20,30 @@ package struct LumaBlocks: Sendable, Equatable {
         (columns, rows) = (pixels.width / Self.size, pixels.height / Self.size)
         means.removeAll(keepingCapacity: true)
         means.reserveCapacity(columns * rows)
-        let base = luma.baseAddress.assumingMemoryBound(to: UInt8.self)
+        let base = luma.baseAddress
         sums.removeAll(keepingCapacity: true)
         sums.append(contentsOf: repeatElement(0, count: columns))
-        for row in 0..<rows {
-            for index in sums.indices { sums[index] = 0 }
-            for y in 0..<Self.size {
-                let line = base + (row * Self.size + y) * luma.bytesPerRow
-                for column in 0..<columns {
-                    let block = line + column * Self.size
-                    var sum = 0
-                    for x in 0..<Self.size { sum += Int(block[x]) }
-                    sums[column] += sum
+        sums.withUnsafeMutableBufferPointer { sums in
+            for row in 0..<rows {
+                for index in sums.indices { sums[index] = 0 }
+                for y in 0..<Self.size {
+                    let line = base + (row * Self.size + y) * luma.bytesPerRow
+                    for column in 0..<columns {
+                        sums[column] &+= Self.sum(
+                            of: line.loadUnaligned(fromByteOffset: column * Self.size, as: UInt64.self))
+                    }
                 }
+                for sum in sums { means.append(UInt8(sum / (Self.size * Self.size))) }
             }
-            for sum in sums { means.append(UInt8(sum / (Self.size * Self.size))) }
         }
+    }
+
+    /// The sum of the 8 bytes of `bytes`, without a loop: pairs added into four 16-bit
+    /// lanes (at most 510 each), then the lanes into the top one by one multiplication.
+    private static func sum(of bytes: UInt64) -> Int {
+        let lanes: UInt64 = 0x00FF_00FF_00FF_00FF
+        let pairs = (bytes & lanes) &+ ((bytes >> 8) & lanes)
+        return Int((pairs &* 0x0001_0001_0001_0001) >> 48)
     }
 
     /// Whether both were measured on frames of the same size (and anything at all).

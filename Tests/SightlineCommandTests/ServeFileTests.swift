@@ -101,6 +101,33 @@ import Testing
         }
     }
 
+    /// Sources that analyse faces divide the cores among them, unless one says how many threads
+    /// its scans take; a source that does not analyse faces takes none.
+    @Test func faceSourcesShareTheCores() throws {
+        let path = directory.file("cores.yml")
+        let clip = SampleMedia.faces640x480.path
+        try """
+        sources:
+          - source-id: a
+            source: \(clip)
+          - source-id: b
+            source: \(clip)
+          - source-id: c
+            source: \(clip)
+            detector-threads: 3
+          - source-id: d
+            source: \(clip)
+            detect: barcodes
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        let file = ServeFile(path: path)
+        #expect(file.problems == [])
+        let threads = Dictionary(
+            uniqueKeysWithValues: file.services.sources.map { ($0.id, $0.pipeline?.detection.faces.threads) })
+        // d keeps the default, all the cores.
+        let cores = try #require(threads["d"] ?? nil)
+        #expect(threads == ["a": max(1, cores / 3), "b": max(1, cores / 3), "c": 3, "d": cores])
+    }
+
     /// `controls:` is a mapping of a camera's controls, each becoming `--control NAME=VALUE`.
     @Test func aCamerasControlsAreAMapping() throws {
         let path = directory.file("controls.yml")

@@ -42,14 +42,23 @@ import Testing
     }
 
     @Test func featuresOfNoiseAreDlibsBitForBit() throws {
+        for noise in Self.noise() { #expect(try FaceDetector.featureMismatches(in: noise) == 0) }
+    }
+
+    /// On noise too, whose pixels reach the extremes and every fraction a blend rounds.
+    @Test func pyramidOfNoiseIsDlibsPixelForPixel() throws {
+        for noise in Self.noise() { #expect(try FaceDetector.pyramidMismatches(in: noise) == 0) }
+    }
+
+    /// Grey and black-or-white noise, of odd and even sizes.
+    private static func noise() -> [PixelBuffer] {
         var random = SplitMix(seed: 12)
-        for (width, height) in [(331, 247), (96, 80), (640, 480)] {
-            for blackOrWhite in [false, true] {
+        return [(331, 247), (96, 80), (640, 480)].flatMap { width, height in
+            [false, true].map { blackOrWhite in
                 let pixels = (0..<(width * height)).map { _ in
                     blackOrWhite ? (random.next() & 1 == 0 ? 0 : 255) : UInt8(truncatingIfNeeded: random.next())
                 }
-                let noise = PixelBuffer(format: .gray8, width: width, height: height, packedPlanes: [pixels])
-                #expect(try FaceDetector.featureMismatches(in: noise) == 0)
+                return PixelBuffer(format: .gray8, width: width, height: height, packedPlanes: [pixels])
             }
         }
     }
@@ -292,6 +301,31 @@ import Testing
         var pixels = [UInt8](repeating: 0, count: 320 * 240)
         for y in 0..<240 { for x in 0..<320 { pixels[y * 320 + x] = fill(x, y) } }
         return PixelBuffer(format: .gray8, width: 320, height: 240, packedPlanes: [pixels])
+    }
+
+    /// Each block's mean is its 64 pixels' sum over 64, rounded down, on noise that reaches
+    /// 0 and 255, in a plane whose rows are longer than the frame (only the frame is read)
+    /// and whose size leaves blocks cut at the right and bottom.
+    @Test func blockMeansAreTheirPixelsMeans() throws {
+        var random = SplitMix(seed: 7)
+        let (width, height, bytesPerRow) = (77, 43, 96)
+        let bytes = (0..<(bytesPerRow * height)).map { index in
+            index % bytesPerRow >= width ? 0 : [0, 255, UInt8(truncatingIfNeeded: random.next())][index % 3]
+        }
+        var blocks = LumaBlocks()
+        try bytes.withUnsafeBytes { raw in
+            let plane = Plane(baseAddress: raw.baseAddress!, bytesPerRow: bytesPerRow, rows: height)
+            try blocks.measure(PixelBuffer(format: .gray8, width: width, height: height, planes: [plane], owner: nil))
+        }
+        #expect((blocks.columns, blocks.rows) == (9, 5))
+        let expected = (0..<45).map { index in
+            let (left, top) = (index % 9 * 8, index / 9 * 8)
+            let sum = (top..<top + 8).reduce(0) { sum, y in
+                (left..<left + 8).reduce(sum) { $0 + Int(bytes[y * bytesPerRow + $1]) }
+            }
+            return UInt8(sum / 64)
+        }
+        #expect(blocks.means == expected)
     }
 
     @Test func stillFramesAreHeldAndMovementPassesWithSlowChangesAddingUp() throws {

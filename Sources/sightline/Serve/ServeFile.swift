@@ -4,6 +4,8 @@ import SightlineBus
 import SightlineCapture
 import SightlineConsole
 import SightlineCore
+import SightlineDetection
+import SightlinePipeline
 import SightlineRecorder
 import SightlineService
 import Yams
@@ -125,6 +127,7 @@ struct ServeFile {
         }
         for (index, node) in sequence.enumerated() { readSource(node, index: index, defaults: defaults) }
         checkSourcesApart()
+        services.shareCores(except: Set(entries.filter { $0.keys["detector-threads"] != nil }.map(\.id)))
         if let node = values["console"] { readConsole(node, insecure: insecure) }
         if let node = values["mqtt"] { readMQTT(node) }
     }
@@ -402,6 +405,22 @@ struct ServeFile {
     /// error stays a line whatever the file holds.
     static func cut(_ message: String) -> String {
         message.replacingOccurrences(of: #"([^\s']{80})[^\s']+"#, with: "$1…", options: .regularExpression)
+    }
+}
+
+extension ServicesConfiguration {
+    /// Sources that analyse faces share the cores: each but those `except` (whose entries say
+    /// how many threads their scans spread over) gets the cores divided among them, one at
+    /// least. With more cameras than cores, each camera's frames keep a core busy, and a pool
+    /// of threads per camera only adds switching between them.
+    fileprivate mutating func shareCores(except given: Set<String>) {
+        let analysingFaces = sources.indices.filter {
+            sources[$0].pipeline?.detection.detectors.contains(.faces) == true
+        }
+        let share = max(1, FaceDetector.availableCores / max(1, analysingFaces.count))
+        for index in analysingFaces where !given.contains(sources[index].id) {
+            sources[index].pipeline?.detection.faces.threads = share
+        }
     }
 }
 
