@@ -17,6 +17,11 @@ those of tools/make-hard-tracking-media.sh are): the bundled clips are a camera 
 where a scan beside looks at the strip the pan uncovered; a still camera's, where people
 come and go, need it only where they moved.
 
+`--staggered` starts camera n at another of the clip's keyframes (every 2 s in the bundled
+clips; the clip cut there and put back together four times over with its packets copied,
+so every frame decodes to the clip's pixels): cameras watch different scenes, as real ones
+do, instead of all needing their heaviest frames at the same moment.
+
 `--upsample-too` adds `upsample: 1` at 1280x720 for N = 1 and 2. Before each N, the memory
 the last N took per camera is checked against what the machine has free: N cameras that
 would not fit are one line and exit status 1.
@@ -49,8 +54,8 @@ def boxes(faces):
     return [tuple(round(f["bounds"][k], 6) for k in ("x", "y", "width", "height")) for f in faces]
 
 
-def full_scans(binary, clip, upsample):
-    """Every frame's faces as a full scan finds them: frame -> boxes."""
+def full_scans(binary, clip, upsample, wrap=True):
+    """Every frame's faces as a full scan finds them: frame (of the clip, when `wrap`) -> boxes."""
     port = free_port()
     run = subprocess.run([binary, "run", "--source", clip, "--publish", f"tcp://127.0.0.1:{port}", "--print",
                           "--upsample", str(upsample), "--log-level", "error"],
@@ -59,7 +64,9 @@ def full_scans(binary, clip, upsample):
     for line in run.stdout.splitlines():
         message = json.loads(line) if line.startswith("{") else {}
         if message.get("kind") == "faces":
-            reference[frame_of(message["time"])] = boxes(message["faces"])
+            time = message["time"]
+            frame = frame_of(time) if wrap else round(time["value"] * FPS / time["timescale"])
+            reference[frame] = boxes(message["faces"])
     return reference
 
 
@@ -89,8 +96,30 @@ def late_drops(metrics):
     return total
 
 
-def serve_round(binary, clip, cameras, seconds, interval, upsample, work):
-    """One `serve` with `cameras` copies of `clip`: what it dropped, published and cost."""
+def staggered_copies(clip, work):
+    """The clip four times over from each of its keyframes, packets copied: copy k starts at
+    keyframe k. A copy put back together is not exactly four clips long (ffmpeg's joins add
+    a frame's time here and there), so each is compared with full scans of itself, and
+    lasts longer than a round, so that it never loops."""
+    folder = tempfile.mkdtemp(prefix="staggered-", dir=work)
+    pattern = os.path.join(folder, "part%03d.mp4")
+    subprocess.run(["ffmpeg", "-v", "error", "-i", clip, "-c", "copy", "-f", "segment", "-segment_time", "1",
+                    "-reset_timestamps", "1", pattern], check=True)
+    parts = sorted(os.path.join(folder, name) for name in os.listdir(folder) if name.startswith("part"))
+    copies = []
+    for first in range(len(parts)):
+        listing, copy = (os.path.join(folder, f"from{first:03d}.{ext}") for ext in ("txt", "mp4"))
+        with open(listing, "w") as f:
+            f.writelines(f"file '{part}'\n" for part in (parts[first:] + parts[:first]) * 4)
+        subprocess.run(["ffmpeg", "-v", "error", "-f", "concat", "-safe", "0", "-i", listing, "-c", "copy", copy],
+                       check=True)
+        copies.append(copy)
+    return copies
+
+
+def serve_round(binary, clips, cameras, seconds, interval, upsample, work):
+    """One `serve` with `cameras` sources, camera n showing `clips[(n - 1) % len(clips)]`: what
+    it dropped, published and cost."""
     publish, metrics = free_port(), free_port()
     config = os.path.join(work, f"cameras-{cameras}.yml")
     with open(config, "w") as f:
@@ -98,7 +127,7 @@ def serve_round(binary, clip, cameras, seconds, interval, upsample, work):
         f.write(f"defaults:\n  detect: faces\n  realtime: true\n  loop: true\n  full-scan-interval: {interval}\n"
                 f"  upsample: {upsample}\nsources:\n")
         for n in range(1, cameras + 1):
-            f.write(f"  - source-id: cam{n}\n    source: {clip}\n")
+            f.write(f"  - source-id: cam{n}\n    source: {clips[(n - 1) % len(clips)]}\n")
     subscriber = zmq.Context.instance().socket(zmq.SUB)
     for topic in (b"faces/", b"status/"):
         subscriber.setsockopt(zmq.SUBSCRIBE, topic)
@@ -136,15 +165,18 @@ def serve_round(binary, clip, cameras, seconds, interval, upsample, work):
     return {"cpu": cpu / elapsed, "drops": drops, "rss": rss, "published": published}
 
 
-def recall_precision(published, reference):
+def recall_precision(published, references):
     """Over every frame between each source's first and last faces message in the window: the
-    full scans' boxes tracking published, and the boxes it published that full scans have."""
+    full scans' boxes tracking published, and the boxes it published that full scans have.
+    `references`: by source, its file's full scans and whether they are by frame of the clip
+    (a looped clip) or of the file."""
     wanted = found = sent = right = 0
-    for messages in published.values():
+    for source, messages in published.items():
         by_frame = {round(t * FPS): faces for t, faces in messages}
         first, last = min(by_frame), max(by_frame)
+        reference, wrap = references[source]
         for frame in range(first, last + 1):
-            expected = reference.get(frame % CLIP_FRAMES, [])
+            expected = reference.get(frame % CLIP_FRAMES if wrap else frame, [])
             got = by_frame.get(frame, [])
             wanted += len(expected)
             found += sum(1 for box in expected if box in got)
@@ -162,6 +194,7 @@ def main():
     parser.add_argument("--upsample-too", action="store_true")
     parser.add_argument("--sizes", default=",".join(CLIPS), help="of: " + ", ".join(CLIPS))
     parser.add_argument("--clip", help="a 10 s 30 fps clip of your own instead of the bundled ones")
+    parser.add_argument("--staggered", action="store_true", help="start each camera at another keyframe")
     args = parser.parse_args()
     binary = os.path.abspath(args.binary)
     work = tempfile.mkdtemp(prefix="sightline-cameras-")
@@ -172,18 +205,24 @@ def main():
         rounds.append(("1280x720", os.path.join(media, CLIPS["1280x720"]), 1, range(1, 3)))
     if args.clip:
         rounds = [(os.path.basename(args.clip), os.path.abspath(args.clip), 0, range(1, args.max + 1))]
-    print(f"serve, faces, --full-scan-interval {args.interval}, real time, {args.seconds:g} s a round; "
+    print(f"serve, faces, --full-scan-interval {args.interval}, real time, {args.seconds:g} s a round"
+          f"{', cameras started at different keyframes' if args.staggered else ''}; "
           f"recall and precision against full scans of the same frames")
     for size, clip, upsample, counts in rounds:
-        reference = full_scans(binary, clip, upsample)
+        if args.staggered:
+            copies = staggered_copies(clip, work)
+            references = [(full_scans(binary, copy, upsample, wrap=False), False) for copy in copies]
+        else:
+            copies, references = [clip], [(full_scans(binary, clip, upsample), True)]
         per_camera_memory, holds = None, 0
         for cameras in counts:
             if per_camera_memory and per_camera_memory * cameras > available_bytes():
                 print(f"{cameras} cameras need about {per_camera_memory * cameras / 2**30:.1f} GiB; "
                       f"{available_bytes() / 2**30:.1f} GiB is free", file=sys.stderr)
                 sys.exit(1)
-            result = serve_round(binary, clip, cameras, args.seconds, args.interval, upsample, work)
-            recall, precision = recall_precision(result["published"], reference)
+            result = serve_round(binary, copies, cameras, args.seconds, args.interval, upsample, work)
+            recall, precision = recall_precision(
+                result["published"], {f"cam{n}": references[(n - 1) % len(copies)] for n in range(1, cameras + 1)})
             per_camera_memory = result["rss"] / cameras
             ok = result["drops"] == 0 and recall >= 0.98
             holds = cameras if ok else holds

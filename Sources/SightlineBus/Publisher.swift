@@ -96,7 +96,8 @@ public final class Publisher: Sendable {
 
     /// Waits until at least one subscription has arrived, or `timeout` passes. Returns
     /// whether one did. ZeroMQ delivers only to subscribers already connected, so a run
-    /// that must not lose its first messages waits here first.
+    /// that must not lose its first messages waits here first. A cancelled task stops
+    /// waiting (false).
     public func waitForSubscriber(timeout: Duration) async -> Bool {
         await waitForSubscriptions(timeout: timeout) { $0.subscriptions > 0 }
     }
@@ -109,6 +110,7 @@ public final class Publisher: Sendable {
         return await waitForSubscriptions(timeout: timeout) { $0.prefixes.contains(bytes) }
     }
 
+    /// Ends early, with false, when the task is cancelled.
     private func waitForSubscriptions(timeout: Duration, until arrived: @escaping @Sendable (State) -> Bool) async
         -> Bool
     {
@@ -124,7 +126,7 @@ public final class Publisher: Sendable {
                 }
             }
             if done { return true }
-            if expired { return false }
+            if expired || Task.isCancelled { return false }
         }
     }
 

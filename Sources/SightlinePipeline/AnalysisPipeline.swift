@@ -352,7 +352,11 @@ package final class AnalysisPipeline: Service, Sendable {
     private func announce(_ input: InputDescription) async {
         if let wait = configuration.bus.waitForSubscriber {
             logger.info("waiting for a subscriber", metadata: ["endpoint": "\(publisher.endpoint)"])
-            if await !publisher.waitForSubscriber(timeout: wait) {
+            // A shutdown (Ctrl-C) ends the wait at once.
+            let arrived = await cancelWhenGracefulShutdown { [publisher] in
+                await publisher.waitForSubscriber(timeout: wait)
+            }
+            if !arrived && !Task.isShuttingDownGracefully {
                 logger.warning("no subscriber after \(wait); publishing anyway")
             }
         }
