@@ -117,17 +117,18 @@ def staggered_copies(clip, work):
     return copies
 
 
-def serve_round(binary, clips, cameras, seconds, interval, upsample, work):
-    """One `serve` with `cameras` sources, camera n showing `clips[(n - 1) % len(clips)]`: what
-    it dropped, published and cost."""
+def serve_round(binary, clips, seconds, interval, upsample, work):
+    """One `serve` with a source for each of `clips` (cam1 shows the first): what it dropped,
+    published and cost."""
+    cameras = len(clips)
     publish, metrics = free_port(), free_port()
     config = os.path.join(work, f"cameras-{cameras}.yml")
     with open(config, "w") as f:
         f.write(f"publish: tcp://127.0.0.1:{publish}\nmetrics: 127.0.0.1:{metrics}\n")
         f.write(f"defaults:\n  detect: faces\n  realtime: true\n  loop: true\n  full-scan-interval: {interval}\n"
                 f"  upsample: {upsample}\nsources:\n")
-        for n in range(1, cameras + 1):
-            f.write(f"  - source-id: cam{n}\n    source: {clips[(n - 1) % len(clips)]}\n")
+        for n, clip in enumerate(clips, 1):
+            f.write(f"  - source-id: cam{n}\n    source: {clip}\n")
     subscriber = zmq.Context.instance().socket(zmq.SUB)
     for topic in (b"faces/", b"status/"):
         subscriber.setsockopt(zmq.SUBSCRIBE, topic)
@@ -209,20 +210,19 @@ def main():
           f"{', cameras started at different keyframes' if args.staggered else ''}; "
           f"recall and precision against full scans of the same frames")
     for size, clip, upsample, counts in rounds:
-        if args.staggered:
-            copies = staggered_copies(clip, work)
-            references = [(full_scans(binary, copy, upsample, wrap=False), False) for copy in copies]
-        else:
-            copies, references = [clip], [(full_scans(binary, clip, upsample), True)]
+        copies = staggered_copies(clip, work) if args.staggered else [clip]
+        wrap = not args.staggered  # the clip itself loops; the copies never do
+        references = {copy: (full_scans(binary, copy, upsample, wrap), wrap) for copy in copies}
         per_camera_memory, holds = None, 0
         for cameras in counts:
             if per_camera_memory and per_camera_memory * cameras > available_bytes():
                 print(f"{cameras} cameras need about {per_camera_memory * cameras / 2**30:.1f} GiB; "
                       f"{available_bytes() / 2**30:.1f} GiB is free", file=sys.stderr)
                 sys.exit(1)
-            result = serve_round(binary, copies, cameras, args.seconds, args.interval, upsample, work)
+            clips = [copies[n % len(copies)] for n in range(cameras)]
+            result = serve_round(binary, clips, args.seconds, args.interval, upsample, work)
             recall, precision = recall_precision(
-                result["published"], {f"cam{n}": references[(n - 1) % len(copies)] for n in range(1, cameras + 1)})
+                result["published"], {f"cam{n}": references[clip] for n, clip in enumerate(clips, 1)})
             per_camera_memory = result["rss"] / cameras
             ok = result["drops"] == 0 and recall >= 0.98
             holds = cameras if ok else holds
