@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """`sightline serve` as an operator runs it: the config check, three sources in one process
-(a file looped in real time, a file read whole, an unreachable stream), recording with
+(a file looped in real time, a file read whole, an unreachable stream, a stream that takes
+the connection and never answers), recording with
 retention by age and by size, /metrics checked by promtool and against the final status
 counters, /health, the metrics token, and SIGTERM finalising every file.
 
@@ -11,9 +12,11 @@ import os
 import re
 import pathlib
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -111,6 +114,25 @@ for want in expected:
 missing = run("serve", "--check", "--config", str(work / "none.yml"))
 check("a missing file is one line", missing.returncode == 1 and missing.stderr.count("Error:") == 1, missing.stderr)
 
+# A problem only opening finds (an endpoint another process holds) ends serve with its one
+# line, after a graceful stop of what had started.
+holder = socket.create_server(("127.0.0.1", 0))
+held_port = holder.getsockname()[1]
+taken = work / "taken.yml"
+taken.write_text(f"""
+publish: tcp://127.0.0.1:{free_port()}
+sources:
+  - source-id: lobby
+    source: {media}/faces_640x480.mp4
+    metadata-in: tcp://127.0.0.1:{held_port}
+""")
+result = run("serve", "--config", str(taken))
+holder.close()
+check("an endpoint in use ends serve with 1 and one line",
+      result.returncode == 1 and result.stderr.count("Error:") == 1 and " error " not in result.stderr
+      and f"Error: endpoint tcp://127.0.0.1:{held_port} is already in use by another process" in result.stderr,
+      result.stderr[-2000:])
+
 # 2. Three sources in one process.
 bus, metrics_port, console_port = free_port(), free_port(), free_port()
 # A camera where there is one (inside vivid-run): a fifth source, codes only.
@@ -120,6 +142,21 @@ camera = """
     detect: barcodes
     size: 640x360
 """ if os.path.exists("/dev/video0") else ""
+
+
+def silent_server():
+    """A loopback port whose server takes each connection and never says a word (a camera's
+    hung RTSP server); returns the port."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    held = []
+
+    def take():
+        while True:
+            held.append(listener.accept()[0])
+    threading.Thread(target=take, daemon=True).start()
+    return listener.getsockname()[1]
+
+
 recordings = work / "recordings"
 config = work / "sightline.yml"
 config.write_text(f"""
@@ -147,12 +184,14 @@ sources:
     max-total: 400K
   - source-id: door             # unreachable: retried, and unhealthy meanwhile
     source: rtsp://127.0.0.1:{free_port()}/stream
+  - source-id: gate             # never answers: holds up no other source
+    source: rtsp://127.0.0.1:{silent_server()}/stream
 {camera}
 console:
   listen: 127.0.0.1:{console_port}
 """)
 result = run("serve", "--check", "--config", str(config))
-sources = 5 if camera else 4
+sources = 6 if camera else 5
 check("the good config checks", result.returncode == 0 and f"{sources} sources, {sources} recorded: ok" in result.stdout,
       result.stdout + result.stderr)
 
@@ -180,16 +219,21 @@ try:
                          if "retention: deleted" in line and "source=lobby" in line) >= 2, 120,
              "two lobby files past their age")
 
+    def gate_given_up():
+        return any(problem.startswith("gate: failed: cannot open rtsp://")
+                   and problem.endswith(": no answer within 5.0 seconds")
+                   for problem in json.loads(get(metrics_port, "/health")[1])["problems"])
+    wait_for(gate_given_up, 60, "/health to say that gate does not answer")
     status, body = get(metrics_port, "/health")
     health = json.loads(body)
     check("/health is 503 while door cannot be opened", status == 503 and health["status"] == "unhealthy", body)
     check("/health names door's problem",
           any(p.startswith("door: failed: cannot open rtsp://") for p in health["problems"]), body)
     states = {source["id"]: source["state"] for source in health["sources"]}
-    expected_states = {"lobby": "running", "shelf": "ended", "yard": "running", "door": "failed"}
+    expected_states = {"lobby": "running", "shelf": "ended", "yard": "running", "door": "failed", "gate": "failed"}
     if camera:
         expected_states["webcam"] = "running"
-    check("/health: lobby and yard running, shelf ended, door failed", states == expected_states, body)
+    check("/health: lobby and yard running, shelf ended, door and gate failed", states == expected_states, body)
     entered = [line for line in log_path.read_text().splitlines() if "face entered" in line]
     check("serve's log lines name their source", entered and all("source=lobby" in line or "source=yard" in line
                                                                   for line in entered), entered[:3])
@@ -232,9 +276,9 @@ try:
                          reason=reason) == count)
     check("messages published: the status's, and the final status itself",
           metric(text, "sightline_messages_published_total", source="shelf") == counters["messagesPublished"] + 1)
-    check("source_up: lobby 1, shelf 0, door 0",
-          (metric(text, "sightline_source_up", source="lobby"), metric(text, "sightline_source_up", source="shelf"),
-           metric(text, "sightline_source_up", source="door")) == (1, 0, 0))
+    check("source_up: lobby 1, shelf 0, door 0, gate 0",
+          [metric(text, "sightline_source_up", source=source) for source in ("lobby", "shelf", "door", "gate")]
+          == [1, 0, 0, 0])
     detections = metric(text, "sightline_detection_seconds_count", source="shelf", detector="code")
     check("detection histogram counts every analysed frame", detections == 240, str(detections))
 

@@ -3,17 +3,20 @@ import Synchronization
 
 /// Set from any thread to make a source's blocking work give up: FFmpeg's blocking calls
 /// (through their interrupt callback, which reads `isSet`), and the waits of pacing and
-/// reconnection, which `set()` ends at once instead of at their next check.
-final class InterruptFlag: Sendable {
+/// reconnection, which `set()` ends at once instead of at their next check. A source owns
+/// one for its life; whoever opens a stream may hand it one, to give up the opening itself.
+package final class InterruptFlag: Sendable {
     private let flag = Atomic<Bool>(false)
     /// Signalled by `set()`: wakes the thread in `sleep(until:)`. Dispatch's waits are on
     /// the monotonic clock, so a step of the wall clock neither ends nor stretches one.
     private let wakeUp = DispatchSemaphore(value: 0)
 
-    var isSet: Bool { flag.load(ordering: .acquiring) }
+    package init() {}
+
+    package var isSet: Bool { flag.load(ordering: .acquiring) }
 
     /// Any thread.
-    func set() {
+    package func set() {
         if !flag.exchange(true, ordering: .acquiringAndReleasing) { wakeUp.signal() }
     }
 

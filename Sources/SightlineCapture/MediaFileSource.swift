@@ -57,7 +57,7 @@ package final class MediaFileSource: FrameSource {
     private let audio: StreamAudio?
     /// Why the source's audio is left out, when it has audio that cannot be carried on.
     package private(set) var audioProblem: String?
-    private let interrupt = InterruptFlag()
+    private let interrupt: InterruptFlag
     private var draining = false
     private var framesProduced = 0
     /// Added to timestamps after each loop so media time keeps increasing.
@@ -67,9 +67,12 @@ package final class MediaFileSource: FrameSource {
     /// Set when frames are paced (`realtime`).
     private var pacing: FramePacing?
 
-    package init(url: String, options: Options = Options()) throws {
+    /// `interrupt`, set from another thread, gives up the opening at once (and, once open,
+    /// every blocking read): `serve` sets it when it shuts down while a stream opens.
+    package init(url: String, options: Options = Options(), interrupt: InterruptFlag = InterruptFlag()) throws {
         self.url = url
         self.options = options
+        self.interrupt = interrupt
         let isFile = !url.contains("://") || url.hasPrefix("file:")
         if isFile {
             let path = url.hasPrefix("file:") ? String(url.dropFirst(5)) : url
@@ -146,10 +149,16 @@ package final class MediaFileSource: FrameSource {
         let microseconds = String(timeout.components.seconds * 1_000_000)
         av_dict_set(&dictionary, "rw_timeout", microseconds, 0)  // http, tcp, …
         av_dict_set(&dictionary, "timeout", microseconds, 0)  // rtsp socket timeout
+        let started = ContinuousClock.now
+        /// FFmpeg's reason, unless the other end never answered: a server that takes the
+        /// connection and then says nothing fails as "invalid data" once the timeout is up.
+        func reason(_ code: Int32) -> String {
+            ContinuousClock.now - started >= timeout ? "no answer within \(timeout)" : ffmpegError(code)
+        }
         let openResult = avformat_open_input(&context, url, nil, &dictionary)
         av_dict_free(&dictionary)
         guard openResult >= 0, let format = context else {
-            throw SightlineError.sourceUnavailable(source: url, reason: ffmpegError(openResult))
+            throw SightlineError.sourceUnavailable(source: url, reason: reason(openResult))
         }
         var decoder: UnsafeMutablePointer<AVCodecContext>?
         func fail(_ reason: String) -> SightlineError {
@@ -159,7 +168,7 @@ package final class MediaFileSource: FrameSource {
             return .sourceUnavailable(source: url, reason: reason)
         }
         let info = avformat_find_stream_info(format, nil)
-        guard info >= 0 else { throw fail(ffmpegError(info)) }
+        guard info >= 0 else { throw fail(reason(info)) }
         var codec: UnsafePointer<AVCodec>?
         let index = av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0)
         guard index >= 0, let codec else { throw fail("no decodable video stream") }

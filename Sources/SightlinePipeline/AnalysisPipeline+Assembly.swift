@@ -1,4 +1,6 @@
+import Foundation
 import Logging
+import ServiceLifecycle
 import SightlineBus
 import SightlineCapture
 import SightlineCore
@@ -21,9 +23,35 @@ extension AnalysisPipeline {
         }
     }
 
+    /// Opens a pipeline on a thread of its own, for callers on Swift's cooperative threads
+    /// (`serve`'s sources): opening a stream waits on the network up to its timeout, and
+    /// would hold one of those threads (two on two cores) and everything queued behind it.
+    /// A graceful shutdown or cancellation gives the opening up at once, and it throws.
+    package static func opening(configuration: PipelineConfiguration, logger: Logger) async throws
+        -> AnalysisPipeline
+    {
+        let interrupt = InterruptFlag()
+        return try await cancelWhenGracefulShutdown {
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    Thread.start(named: "opening") {
+                        continuation.resume(
+                            with: Result {
+                                try AnalysisPipeline(configuration: configuration, logger: logger, interrupt: interrupt)
+                            })
+                    }
+                }
+            } onCancel: {
+                interrupt.set()
+            }
+        }
+    }
+
     /// The source's frames, and the same as media when it is a file or stream (its packets,
-    /// its audio).
-    static func open(_ source: PipelineSource, logger: Logger) throws -> (any FrameSource, MediaFileSource?) {
+    /// its audio). `interrupt` gives up opening a stream; a camera opens without waiting.
+    static func open(_ source: PipelineSource, logger: Logger, interrupt: InterruptFlag) throws
+        -> (any FrameSource, MediaFileSource?)
+    {
         switch source {
         case .camera(let path, let options, _):
             let camera = try V4L2Source(path: path, options: options, logger: logger)
@@ -32,10 +60,20 @@ extension AnalysisPipeline {
                 metadata: ["device": "\(camera.path)", "mode": "\(camera.mode)", "chosen": "\(camera.modeWasChosen)"])
             return (camera, nil)
         case .media(let url, let options):
-            let media = try MediaFileSource(url: url, options: options)
+            let media = try MediaFileSource(url: url, options: options, interrupt: interrupt)
             return (media, media)
         case .frames(let frames, let input):
             return (MemoryFrameSource(frames: frames, input: input), nil)
+        }
+    }
+
+    /// Frames that come in their own time (a camera, a stream, a file paced in real time),
+    /// not as fast as they can be read.
+    static func isLive(_ source: PipelineSource, file: MediaFileSource?) -> Bool {
+        switch source {
+        case .camera: true
+        case .media: file.map { $0.isNetworkStream || $0.options.realtime } ?? true
+        case .frames: false
         }
     }
 

@@ -166,21 +166,19 @@ package final class AnalysisPipeline: Service, Sendable {
     /// Whether the detectors drop late frames or see every one, as the status says.
     package let analysisMode: SourceStatus.Analysis
 
-    package init(configuration: PipelineConfiguration, logger: Logger) throws {
+    /// `interrupt`, set from another thread, gives up opening a stream at once.
+    package init(
+        configuration: PipelineConfiguration, logger: Logger, interrupt: InterruptFlag = InterruptFlag()
+    ) throws {
         try Self.check(configuration)
         self.configuration = configuration
         // Every line of the pipeline's parts names the source: `serve` runs several.
         var logger = logger
         logger[metadataKey: "source"] = "\(configuration.sourceID)"
         self.logger = logger
-        let (source, file) = try Self.open(configuration.source, logger: logger)
+        let (source, file) = try Self.open(configuration.source, logger: logger, interrupt: interrupt)
         cameraControls = (source as? V4L2Source)?.controls
-        let isLive =
-            switch configuration.source {
-            case .camera: true
-            case .media: file.map { $0.isNetworkStream || $0.options.realtime } ?? true
-            case .frames: false
-            }
+        let isLive = Self.isLive(configuration.source, file: file)
         let discardLateFrames = configuration.detection.discardLateFrames ?? isLive
         analysisMode = discardLateFrames ? .dropLate : .everyFrame
         // Detectors check their settings before anything is bound, so a bad option is the

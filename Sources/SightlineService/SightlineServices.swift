@@ -58,7 +58,8 @@ package struct ServicesConfiguration: Sendable {
 
 /// Turns a `ServicesConfiguration` into running services, the same way for every command:
 /// a pipeline and a recorder per source, the bus between them, shared retention, metrics
-/// and health. `init` opens and checks everything, so bad input fails before anything runs;
+/// and health. `init` checks everything and opens `run`'s source, so bad input fails before
+/// anything runs (`serve`'s sources open as their services start, each beside the others);
 /// `run()` runs them as one swift-service-lifecycle group until the sources end or SIGINT
 /// or SIGTERM, which finalises every recording.
 package final class SightlineServices: Sendable {
@@ -168,20 +169,13 @@ package final class SightlineServices: Sendable {
         }
     }
 
-    /// `run` opens the source now, so that its errors end the command; `serve` opens it now
-    /// too, and a source it cannot open yet is tried again in the background.
+    /// `run` opens the source now, so that its errors end the command before anything runs;
+    /// `serve`'s sources open when their services run, each beside the others.
     private static func runner(_ pipeline: PipelineConfiguration, reopen: Bool, logger: Logger) throws
         -> SourceRunner
     {
-        do {
-            return SourceRunner(
-                pipeline: try AnalysisPipeline(configuration: pipeline, logger: logger), reopen: reopen, logger: logger)
-        } catch let error as SightlineError where reopen && error.isAboutTheSource {
-            logger.error(
-                "source cannot be opened yet; trying again in the background",
-                metadata: ["source": "\(pipeline.sourceID)", "error": "\(error)"])
-            return SourceRunner(configuration: pipeline, firstFailure: error, logger: logger)
-        }
+        guard !reopen else { return SourceRunner(configuration: pipeline, logger: logger) }
+        return SourceRunner(pipeline: try AnalysisPipeline(configuration: pipeline, logger: logger), logger: logger)
     }
 
     /// Runs every service until the sources end (`run`, `record --until-stopped`) or SIGINT or
@@ -195,9 +189,7 @@ package final class SightlineServices: Sendable {
     package func run(extra: [any Service] = []) async throws {
         // Recorders and printers in this process subscribe before the first key frame.
         if !recorders.isEmpty || !extra.isEmpty || mqtt != nil {
-            for runner in runners {
-                _ = await runner.pipeline?.publisher.waitForSubscriber(timeout: .seconds(2))
-            }
+            for runner in runners { runner.waitForSubscribers() }
         }
         // A source that ends stops a `run`; in `serve` the others go on.
         let sourceEnds: ServiceGroupConfiguration.ServiceConfiguration.TerminationBehavior =
@@ -207,7 +199,13 @@ package final class SightlineServices: Sendable {
         services += recorders.map { .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup) }
         services += extra.map { .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup) }
         if let mqtt { services.append(.init(service: mqtt, successTerminationBehavior: .gracefullyShutdownGroup)) }
-        services += runners.map { .init(service: $0, successTerminationBehavior: sourceEnds) }
+        // A source `serve` cannot run (its configuration, found wrong as it opened) stops the
+        // others as SIGTERM does, so that what they recorded is finished.
+        let sourceFails: ServiceGroupConfiguration.ServiceConfiguration.TerminationBehavior =
+            configuration.reopenFailedSources ? .gracefullyShutdownGroup : .cancelGroup
+        services += runners.map {
+            .init(service: $0, successTerminationBehavior: sourceEnds, failureTerminationBehavior: sourceFails)
+        }
         let group = ServiceGroup(
             configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         defer { broker?.stop() }

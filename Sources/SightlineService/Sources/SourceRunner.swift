@@ -6,14 +6,19 @@ import SightlinePipeline
 import Synchronization
 
 /// One source's analysis pipeline as a service. `run` hands it a pipeline it opened itself,
-/// so bad input fails before anything starts; `serve` lets it open the source, and open it
-/// again after it fails (an unreachable URL, a stream that dropped, a camera gone past its
-/// reconnect timeout), waiting 1 s, then twice as long each time up to a minute, until the
-/// group shuts down. While it waits, health says why.
+/// so bad input fails before anything starts; `serve` lets it open the source, beside the
+/// other sources and off Swift's cooperative threads (a stream that never answers holds up
+/// nothing else), and open it again after it fails (an unreachable URL, a stream that
+/// dropped, a camera gone past its reconnect timeout), waiting 1 s, then twice as long each
+/// time up to a minute, until the group shuts down. While it waits, health says why.
 package final class SourceRunner: Service, Sendable {
     package let sourceID: String
     private let configuration: PipelineConfiguration
     private let retry: Bool
+    /// This process has subscribers of its own (recorders, printers, MQTT): each pipeline
+    /// waits for them (2 s at most) so that they get its first key frame. Set before the
+    /// service runs (`SightlineServices.run`), read when it opens a pipeline.
+    private let waitsForSubscribers = Atomic<Bool>(false)
     private let logger: Logger
     private let state: Mutex<State>
 
@@ -26,25 +31,28 @@ package final class SourceRunner: Service, Sendable {
         var restarts = 0
     }
 
-    /// Runs `pipeline`; with `reopen`, a failure opens the source again, else it ends the
-    /// service (and the group) with its error.
-    package init(pipeline: AnalysisPipeline, reopen: Bool, logger: Logger) {
+    /// Runs `pipeline`; a failure ends the service (and the group) with its error.
+    package init(pipeline: AnalysisPipeline, logger: Logger) {
         sourceID = pipeline.configuration.sourceID
         configuration = pipeline.configuration
-        retry = reopen
+        retry = false
         self.logger = logger
         state = Mutex(State(given: pipeline, pipeline: pipeline))
     }
 
-    /// A source that could not be opened yet: the service opens it, and again after each
-    /// failure; health says why meanwhile.
-    package init(configuration: PipelineConfiguration, firstFailure: any Error, logger: Logger) {
+    /// Opens the source when the service runs, and again after each failure. An error that
+    /// is not the source's (a model missing, an endpoint in use) ends the service the first
+    /// time, as it ends `run`.
+    package init(configuration: PipelineConfiguration, logger: Logger) {
         sourceID = configuration.sourceID
         self.configuration = configuration
         retry = true
         self.logger = logger
-        state = Mutex(State(waitingReason: "\(firstFailure)"))
+        state = Mutex(State())
     }
+
+    /// Has each pipeline wait for this process's subscribers before its first frame.
+    package func waitForSubscribers() { waitsForSubscribers.store(true, ordering: .relaxed) }
 
     /// The pipeline running now (nil while the source cannot be opened).
     package var pipeline: AnalysisPipeline? { state.withLock { $0.pipeline } }
@@ -66,32 +74,41 @@ package final class SourceRunner: Service, Sendable {
 
     package func run() async throws {
         var backoff = Duration.seconds(1)
-        var failedBefore = state.withLock { $0.given == nil }
-        // A source that could not be opened was logged where it failed; its first retry
-        // comes after the first wait, not at once, and is not announced twice.
-        if let reason = state.withLock({ $0.given == nil ? $0.waitingReason : nil }) {
-            let appeared = await wait(backoff, reason: reason, announce: false)
-            backoff = appeared ? .milliseconds(250) : backoff * 2
-        }
+        var failedBefore = false
+        var openedBefore = false
         while !Task.isShuttingDownGracefully {
             let pipeline: AnalysisPipeline
             do {
-                pipeline = try nextPipeline()
+                pipeline = try await nextPipeline()
             } catch {
-                guard retry else { throw error }
+                guard !Task.isShuttingDownGracefully, !Task.isCancelled else { return }
+                guard retry, openedBefore || (error as? SightlineError)?.isAboutTheSource == true else { throw error }
+                // The first failure says that the source is tried in the background, once;
+                // the next ones say when. A camera appearing is tried at once, and again
+                // soon: its /dev/v4l links come a moment after it (udev makes them).
+                if !failedBefore && !openedBefore {
+                    logger.error(
+                        "source cannot be opened yet; trying again in the background",
+                        metadata: ["source": "\(sourceID)", "error": "\(error)"])
+                }
+                let appeared = await wait(backoff, reason: "\(error)", announce: failedBefore || openedBefore)
                 failedBefore = true
-                // A camera appearing is tried at once, and again soon: its /dev/v4l links
-                // come a moment after it (udev makes them).
-                let appeared = await wait(backoff, reason: "\(error)")
                 backoff = appeared ? .milliseconds(250) : min(backoff * 2, .seconds(60))
                 continue
             }
+            openedBefore = true
+            guard !Task.isShuttingDownGracefully else { return }
             state.withLock { state in
                 state.pipeline = pipeline
                 state.waitingReason = nil
                 if failedBefore { state.restarts += 1 }
             }
             if failedBefore { logger.notice("source opened again", metadata: ["source": "\(sourceID)"]) }
+            if waitsForSubscribers.load(ordering: .relaxed) {
+                _ = await cancelWhenGracefulShutdown {
+                    await pipeline.publisher.waitForSubscriber(timeout: .seconds(2))
+                }
+            }
             do {
                 try await pipeline.run()
                 // A camera ends only when it stayed away past its reconnect timeout: it is
@@ -115,7 +132,7 @@ package final class SourceRunner: Service, Sendable {
 
     /// The pipeline this runner was given, the first time; a newly opened one after that,
     /// whose camera takes over the controls the last one had (changed over HTTP since, too).
-    private func nextPipeline() throws -> AnalysisPipeline {
+    private func nextPipeline() async throws -> AnalysisPipeline {
         let (given, last) = state.withLock { ($0.given.take(), $0.pipeline) }
         if let given { return given }
         var configuration = configuration
@@ -125,7 +142,7 @@ package final class SourceRunner: Service, Sendable {
             options.controls = wanted
             configuration.source = .camera(path: path, options: options, microphone: microphone)
         }
-        return try AnalysisPipeline(configuration: configuration, logger: logger)
+        return try await AnalysisPipeline.opening(configuration: configuration, logger: logger)
     }
 
     /// Says why, then waits (a shutdown ends the wait at once; for a camera, so does a
