@@ -97,7 +97,6 @@ package final class SourceRunner: Service, Sendable {
                 continue
             }
             openedBefore = true
-            guard !Task.isShuttingDownGracefully else { return }
             state.withLock { state in
                 state.pipeline = pipeline
                 state.waitingReason = nil
