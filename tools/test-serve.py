@@ -186,6 +186,7 @@ sources:
     source: rtsp://127.0.0.1:{free_port()}/stream
   - source-id: gate             # never answers: holds up no other source
     source: rtsp://127.0.0.1:{silent_server()}/stream
+    network-timeout: 1.5
 {camera}
 console:
   listen: 127.0.0.1:{console_port}
@@ -221,7 +222,7 @@ try:
 
     def gate_given_up():
         return any(problem.startswith("gate: failed: cannot open rtsp://")
-                   and problem.endswith(": no answer within 5.0 seconds")
+                   and problem.endswith(": no answer within 1.5 seconds")
                    for problem in json.loads(get(metrics_port, "/health")[1])["problems"])
     wait_for(gate_given_up, 60, "/health to say that gate does not answer")
     status, body = get(metrics_port, "/health")

@@ -14,7 +14,8 @@ package final class MediaFileSource: FrameSource {
         package var realtime = false
         /// Start again at the end; timestamps keep increasing across loops.
         package var loop = false
-        /// How long opening or a single read of a network stream may block.
+        /// How long opening or a single read of a network stream may block (whole
+        /// microseconds, as FFmpeg takes it; `--network-timeout` keeps it to 0.1-600 s).
         package var networkTimeout: Duration = .seconds(5)
         /// What to do with the source's audio; nil: carry it on as AAC when it has some.
         package var audio: AudioMode?
@@ -146,7 +147,7 @@ package final class MediaFileSource: FrameSource {
                 Unmanaged<InterruptFlag>.fromOpaque(opaque!).takeUnretainedValue().isSet ? 1 : 0
             }, opaque: Unmanaged.passUnretained(interrupt).toOpaque())
         var dictionary: OpaquePointer?
-        let microseconds = String(timeout.components.seconds * 1_000_000)
+        let microseconds = String(Int64(timeout / .microseconds(1)))
         av_dict_set(&dictionary, "rw_timeout", microseconds, 0)  // http, tcp, …
         av_dict_set(&dictionary, "timeout", microseconds, 0)  // rtsp socket timeout
         let started = ContinuousClock.now

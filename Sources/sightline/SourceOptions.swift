@@ -66,6 +66,12 @@ struct SourceOptions: ParsableArguments {
     @Flag(help: "Start the file again at its end.")
     var loop = false
 
+    @Option(
+        help:
+            "Seconds opening a stream (rtsp://, http://), or one read of it, may wait for an answer before the source counts as failed (default 5, at most 600)."
+    )
+    var networkTimeout: Double?
+
     @OptionGroup(title: "Detection") var detection: DetectionOptions
     @OptionGroup(title: "Identities") var identity: IdentityOptions
     @OptionGroup var models: FaceModelOptions
@@ -162,14 +168,21 @@ struct SourceOptions: ParsableArguments {
                 throw SightlineError.invalidArgument(
                     "\(option) goes with a camera (/dev/video…), not with \(OptionValues.cut(name))")
             }
-            return .media(url: name, options: MediaFileSource.Options(realtime: realtime, loop: loop, audio: audio))
+            var options = MediaFileSource.Options(realtime: realtime, loop: loop, audio: audio)
+            if let networkTimeout {
+                options.networkTimeout = try OptionValues.duration(
+                    OptionValues.number(networkTimeout, option: "--network-timeout", in: 0.1...600),
+                    option: "--network-timeout")
+            }
+            return .media(url: name, options: options)
         }
         if let audio, audio != .off {
             throw SightlineError.invalidArgument(
                 "--audio \(audio.rawValue): \(name) is a camera, which has no audio stream (--audio-device adds a microphone)"
             )
         }
-        if let option = [("--realtime", realtime), ("--loop", loop)].first(where: \.1)?.0 {
+        let given = [("--realtime", realtime), ("--loop", loop), ("--network-timeout", networkTimeout != nil)]
+        if let option = given.first(where: \.1)?.0 {
             throw SightlineError.invalidArgument("\(option) goes with a file, not with \(name), which is a camera")
         }
         return .camera(path: name, options: cameraOptions, microphone: audioDevice)

@@ -62,6 +62,7 @@ import Testing
             ("segment", "9999999999999h", "segment"), ("keep", "99999999999999d", "keep"),
             ("max-total", "9999999999T", "max-total"), ("status-interval", "1e308", "status-interval"),
             ("fps", "nan", "fps"), ("fragment", "inf", "fragment"), ("reconnect-timeout", "-1", "reconnect-timeout"),
+            ("network-timeout", "601", "network-timeout"), ("network-timeout", "0", "network-timeout"),
             ("crf", "99", "crf"),
             ("frames-size", "99999999999999999999x1", "frames-size"), ("metadata-rate", "0", "metadata-rate"),
         ]

@@ -345,6 +345,7 @@ let logger = Logger(label: "test")
         (["--reconnect-timeout", "5"], "--reconnect-timeout goes with a camera"),
         (["--source", "/dev/video-none", "--realtime"], "--realtime goes with a file, not with /dev/video-none"),
         (["--source", "/dev/video-none", "--loop"], "--loop goes with a file, not with /dev/video-none"),
+        (["--source", "/dev/video-none", "--network-timeout", "2"], "--network-timeout goes with a file, not with"),
         (["--source", "/dev/video-none", "--audio", "aac"], "--audio aac: /dev/video-none is a camera"),
     ])
     func optionsOfAnotherKindOfSource(arguments: [String], text: String) throws {
