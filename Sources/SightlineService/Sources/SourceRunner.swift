@@ -84,14 +84,15 @@ package final class SourceRunner: Service, Sendable {
                 guard !Task.isShuttingDownGracefully, !Task.isCancelled else { return }
                 guard retry, openedBefore || (error as? SightlineError)?.isAboutTheSource == true else { throw error }
                 // The first failure says that the source is tried in the background, once;
-                // the next ones say when. A camera appearing is tried at once, and again
-                // soon: its /dev/v4l links come a moment after it (udev makes them).
-                if !failedBefore && !openedBefore {
+                // the next ones say when (a source that ran comes back here only after it
+                // failed). A camera appearing is tried at once, and again soon: its /dev/v4l
+                // links come a moment after it (udev makes them).
+                if !failedBefore {
                     logger.error(
                         "source cannot be opened yet; trying again in the background",
                         metadata: ["source": "\(sourceID)", "error": "\(error)"])
                 }
-                let appeared = await wait(backoff, reason: "\(error)", announce: failedBefore || openedBefore)
+                let appeared = await wait(backoff, reason: "\(error)", announce: failedBefore)
                 failedBefore = true
                 backoff = appeared ? .milliseconds(250) : min(backoff * 2, .seconds(60))
                 continue
