@@ -6,13 +6,10 @@
 #include "ShimSupport.h"
 #include "ParallelFaceScan.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cstring>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 // dlib's built-in detector in dlib's binary serialisation (tools/make-face-detector-data.sh),
@@ -99,6 +96,12 @@ int copy_out(const std::vector<dlib::rect_detection> &detections, sl_face_detect
     return count;
 }
 }  // namespace
+
+extern "C" void sl_frames_analysing(int change) { FramePath::shared().analysing(change); }
+
+extern "C" void sl_face_detector_yield_to_frame_path(sl_face_detector *detector) { detector->scan.yield_to_frame_path(); }
+
+extern "C" long sl_face_detector_waits_for_frame_path(sl_face_detector *detector) { return detector->scan.waited(); }
 
 extern "C" sl_face_detector *sl_face_detector_create(int threads, char *error, size_t error_capacity) {
     if (threads < 1) {
@@ -346,8 +349,4 @@ extern "C" int sl_cpu_supports_avx2(void) { return __builtin_cpu_supports("avx2"
 
 extern "C" int sl_avx512_kernels(void) { return avx512_kernels_available() ? 1 : 0; }
 
-extern "C" int sl_available_cpus(void) {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
+extern "C" int sl_available_cpus(void) { return FramePath::available_cores(); }

@@ -17,6 +17,7 @@
 #include "CDlib.h"
 #include "ExactPyramid.h"
 #include "FhogFeatures.h"
+#include "FramePath.h"
 #include "SeparableFilters.h"
 #include "ShimSupport.h"
 
@@ -144,6 +145,12 @@ public:
     // The scan's threads, for other work of the frame between scans (the faces' landmarks).
     WorkerPool &pool() { return pool_; }
 
+    // From now on, each job of a scan (and each level of a whole scan's pyramid) waits first
+    // while the frames of live sources being analysed fill every core (`FramePath`).
+    void yield_to_frame_path() { yields_ = true; }
+    // How many jobs and levels waited so far.
+    long waited() const { return waited_.load(std::memory_order_relaxed); }
+
     // `work` over `area` in bands of rows on the pool's threads, when it is large enough to be
     // worth waking them for (each thread takes the next band until none is left, as with the
     // scan's jobs); otherwise `work(area)` on this thread.
@@ -170,7 +177,10 @@ public:
                 std::vector<dlib::rect_detection> &final_dets) {
         const unsigned long levels = level_count(detector.get_scanner(), dlib::get_rect(img));
         size_pyramid(img, levels);
-        for (unsigned long level = 1; level < levels; ++level) build_level(level, whole_level(level), true);
+        for (unsigned long level = 1; level < levels; ++level) {
+            yield();
+            build_level(level, whole_level(level), true);
+        }
         jobs_.clear();
         for (unsigned long level = 0; level < levels; ++level) {
             jobs_.push_back({level, level_rect(img, level), dlib::rectangle()});
@@ -213,6 +223,7 @@ public:
         }
         // Every level sized (no pixel made): a neighbourhood may lie deeper than the regions.
         size_pyramid(img, levels);
+        for (auto &areas : built_) areas.clear();
         jobs_.clear();
         for (auto &per_job : found_) per_job.clear();
         constexpr int rounds = 4;
@@ -351,13 +362,14 @@ private:
     // Adds the crop of `level` that holds every filter window over `target` (level pixels).
     //
     // Exactness: the crop's top-left lies on the level's cell grid, so a cell's pixels are
-    // the same ones; its left edge is on a multiple of 8 cells, so dlib's filters, which run
-    // 8 columns at a time with SIMD from the first and the rest one by one (summing in
-    // another order), take each column the same way as over the whole level; and it is a
-    // whole number of cells wide, 2 more than a multiple of 8 (dlib's HOG drops a cell at
-    // either side), so that none of its columns is left to the one-by-one rest. Windows are
-    // kept only inside a band of 3 cells whose features differ (their neighbours are cut
-    // off). At the level's edges none of this applies: there the crop is the level.
+    // the same ones. dlib's filters run 8 columns at a time with SIMD from the first, each
+    // lane alike, and the rest one by one (summing in another order): the crop is a whole
+    // number of cells wide, 2 more than a multiple of 8 (dlib's HOG drops a cell at either
+    // side), so that none of its columns is left to the one-by-one rest, and any column of it
+    // is summed as over the whole level. One that goes to the level's right edge starts on a
+    // multiple of 8 cells instead, so that its rest is the level's. Windows are kept only
+    // inside a band of 3 cells whose features differ (their neighbours are cut off). At the
+    // level's edges none of this applies: there the crop is the level.
     void add_crop(const Scanner &scanner, const dlib::rectangle &bounds, unsigned long level,
                   const dlib::rectangle &wanted) {
         const long cell = scanner.get_cell_size();
@@ -368,14 +380,18 @@ private:
         const dlib::rectangle target = wanted.intersect(bounds);
         if (target.is_empty()) return;
         dlib::rectangle crop = dlib::grow_rect(target, reach + band).intersect(bounds);
-        crop.left() -= crop.left() % simd;
         crop.top() -= crop.top() % cell;
+        crop.left() -= crop.left() % cell;
         const long cells = (crop.width() + cell - 1) / cell;
         crop.right() = crop.left() + (cells + (10 - cells % 8) % 8) * cell - 1;
         // One that would end within 8 cells of the level's right edge goes to it: there it
         // costs little more, and it then finds the boxes that hang over that edge (a face
-        // coming in there is found beside a face followed near it).
-        if (crop.right() + simd > bounds.right()) crop.right() = bounds.right();
+        // coming in there is found beside a face followed near it). Its left edge is then on
+        // a multiple of 8 cells, so that its one-by-one columns are the level's.
+        if (crop.right() + simd > bounds.right()) {
+            crop.left() -= crop.left() % simd;
+            crop.right() = bounds.right();
+        }
         constexpr long beyond = 1L << 30;
         dlib::rectangle trusted = crop;
         trusted.left() = crop.left() > 0 ? crop.left() + band : -beyond;
@@ -392,10 +408,14 @@ private:
     // Each level only where the jobs from `first_job` on, or the parts of the level below
     // they come from, need it: areas from the deepest level up (those near each other as
     // one), then built top down. Bands along opposite edges stay two areas, not the whole level.
+    // A pixel built before in this region scan (another face's chain, an earlier round) is
+    // not built again: the chains of large faces each reach most of the upper levels, and
+    // building them all was more pixels than the whole pyramid has.
     template <typename Prepare> void build_levels_for(size_t first_job, const Prepare &prepare_level0) {
         unsigned long deepest = 0;
         for (size_t job = first_job; job < jobs_.size(); ++job) deepest = std::max(deepest, jobs_[job].level);
         needed_.resize(std::max<size_t>(needed_.size(), deepest + 1));
+        built_.resize(std::max<size_t>(built_.size(), deepest + 1));
         for (auto &areas : needed_) areas.clear();
         for (size_t job = first_job; job < jobs_.size(); ++job) needed_[jobs_[job].level].push_back(jobs_[job].crop);
         for (unsigned long level = deepest; level >= 1; --level) {
@@ -416,7 +436,34 @@ private:
             prepare_level0(level0_areas_);
         }
         for (unsigned long level = 1; level <= deepest; ++level) {
-            for (const auto &area : needed_[level]) build_level(level, area, true);
+            for (const auto &area : needed_[level]) {
+                pieces_.assign(1, area.intersect(whole_level(level)));
+                for (const auto &done : built_[level]) subtract(pieces_, done);
+                for (const auto &piece : pieces_) {
+                    build_level(level, piece, true);
+                    built_[level].push_back(piece);
+                }
+            }
+        }
+    }
+
+    // `pieces` less `done`: each piece `done` overlaps becomes up to four (above, below, left
+    // and right of it).
+    static void subtract(std::vector<dlib::rectangle> &pieces, const dlib::rectangle &done) {
+        for (size_t i = pieces.size(); i-- > 0;) {
+            const dlib::rectangle piece = pieces[i];
+            const dlib::rectangle overlap = piece.intersect(done);
+            if (overlap.is_empty()) continue;
+            pieces.erase(pieces.begin() + static_cast<long>(i));
+            const dlib::rectangle rest[] = {
+                {piece.left(), piece.top(), piece.right(), overlap.top() - 1},
+                {piece.left(), overlap.bottom() + 1, piece.right(), piece.bottom()},
+                {piece.left(), overlap.top(), overlap.left() - 1, overlap.bottom()},
+                {overlap.right() + 1, overlap.top(), piece.right(), overlap.bottom()},
+            };
+            for (const auto &part : rest) {
+                if (!part.is_empty()) pieces.push_back(part);
+            }
         }
     }
 
@@ -536,6 +583,7 @@ private:
         std::atomic<unsigned long> next{0};
         pool_.run([&](int worker) {
             for (unsigned long taken; (taken = next.fetch_add(1, std::memory_order_relaxed)) < largest_first_.size();) {
+                yield();
                 const unsigned long job = largest_first_[taken];
                 const Job &j = jobs_[job];
                 if (j.level == 0) {
@@ -545,6 +593,10 @@ private:
                 }
             }
         });
+    }
+
+    void yield() {
+        if (yields_ && FramePath::shared().wait()) waited_.fetch_add(1, std::memory_order_relaxed);
     }
 
     // A crop of an image, read in place.
@@ -642,10 +694,14 @@ private:
     }
 
     WorkerPool pool_;
+    bool yields_ = false;
+    std::atomic<long> waited_{0};
     dlib::array<dlib::array2d<unsigned char>> images_;  // levels 1…; the image is level 0
     std::vector<PyramidStep> steps_;                    // how each level comes from the one above
     LumaView level0_{nullptr, 0, 0, 0};
     std::vector<std::vector<dlib::rectangle>> needed_;  // per level, the areas a region scan reads
+    std::vector<std::vector<dlib::rectangle>> built_;   // per level, the areas built in this region scan
+    std::vector<dlib::rectangle> pieces_;               // an area less those built, being cut
     std::vector<dlib::rectangle> level0_areas_;         // and of the image itself
     std::vector<dlib::rectangle> areas_;                // one level's wanted areas, being merged
     dlib::array<dlib::array<dlib::array2d<float>>> feats_;  // one per job

@@ -19,6 +19,10 @@ package protocol FrameDataOutputDelegate: AnyObject, Sendable {
 /// `maxBacklog` says how far behind the output fell; with `maximumFramesInFlight` as well,
 /// `offer` waits while that many frames are queued or in the delegate, which suits a file
 /// (it can wait) and bounds memory, but not a live camera.
+///
+/// `onDelegate` is told, on the output's thread, when the delegate starts a frame (true) and
+/// when it is done with it (false). A live source's analysis tells the full scans beside
+/// tracking (`FullScansBeside`) to give way while the frames fill the cores.
 package final class FrameDataOutput: Sendable {
     package enum DropReason: String, Sendable {
         /// Replaced by a newer frame while the delegate was busy.
@@ -34,6 +38,7 @@ package final class FrameDataOutput: Sendable {
     private let state = Mutex(State())
     /// One permit per frame queued or in the delegate, when the backlog is bounded.
     private let slots: DispatchSemaphore?
+    private let onDelegate: (@Sendable (Bool) -> Void)?
 
     private struct State {
         var busy = false
@@ -48,7 +53,7 @@ package final class FrameDataOutput: Sendable {
 
     package init(
         name: String, delegate: any FrameDataOutputDelegate, alwaysDiscardsLateFrames: Bool = true,
-        maximumFramesInFlight: Int? = nil
+        maximumFramesInFlight: Int? = nil, onDelegate: (@Sendable (Bool) -> Void)? = nil
     ) {
         precondition(maximumFramesInFlight.map { $0 > 0 } ?? true, "maximumFramesInFlight must be positive")
         self.name = name
@@ -56,6 +61,7 @@ package final class FrameDataOutput: Sendable {
         self.alwaysDiscardsLateFrames = alwaysDiscardsLateFrames
         self.slots = alwaysDiscardsLateFrames ? nil : maximumFramesInFlight.map { DispatchSemaphore(value: $0) }
         self.thread = SerialThread(name: "output.\(name)")
+        self.onDelegate = onDelegate
     }
 
     package var counters: OutputCounters { state.withLock { $0.counters } }
@@ -103,7 +109,9 @@ package final class FrameDataOutput: Sendable {
 
     private func deliver(_ frame: VideoFrame) {
         thread.async { [self] in
+            onDelegate?(true)
             delegate.frameDataOutput(self, didOutput: frame)
+            onDelegate?(false)
             let (next, drained) = state.withLock { state -> (VideoFrame?, [CheckedContinuation<Void, Never>]) in
                 state.counters.delivered += 1
                 if state.waiting.isEmpty {

@@ -124,7 +124,8 @@ extension AnalysisPipeline {
         }
 
         /// Detectors behind an output of their own. Analysing every frame of a file: the
-        /// file waits for them (bounded memory).
+        /// file waits for them (bounded memory); a live source's frames being analysed have
+        /// the full scans beside tracking give way.
         mutating func analysis<Detector: MetadataObjectDetector>(
             _ detectors: [Detector], annotator: (any TrackedObjectAnnotator<Detector.Object>)? = nil, name: String
         ) -> ObjectAnalysis<Detector> {
@@ -134,7 +135,8 @@ extension AnalysisPipeline {
             all.append(
                 FrameDataOutput(
                     name: name, delegate: analysis, alwaysDiscardsLateFrames: discardLateFrames,
-                    maximumFramesInFlight: 4))
+                    maximumFramesInFlight: 4,
+                    onDelegate: discardLateFrames ? FullScansBeside.frameAnalysed(started:) : nil))
             return analysis
         }
 

@@ -177,6 +177,25 @@ func corruptedCopyOfSample() throws -> URL {
         #expect(out.dropped["shutdown", default: 0] > 0)
     }
 
+    /// An output says when its delegate starts each frame and when it is done with it, as
+    /// often one as the other and never two starts in a row: the scans beside a live
+    /// source's tracking give way in between, and an output left saying "started" would hold
+    /// them back for good.
+    @Test func delegateStartsAndEndsAreToldInPairs() async throws {
+        let told = Mutex<[Bool]>([])
+        let output = FrameDataOutput(
+            name: "slow", delegate: RecordingDelegate(delay: .milliseconds(5)),
+            onDelegate: { started in told.withLock { $0.append(started) } })
+        let session = CaptureSession(
+            source: try MediaFileSource(url: SampleMedia.faces640x480.path), outputs: [output], logger: logger)
+        #expect(try await session.run() == .endOfSource)
+        await output.drain()
+        let changes = told.withLock { $0 }
+        #expect(output.counters.dropped["late", default: 0] > 0)
+        #expect(changes.count == 2 * output.counters.delivered)
+        #expect(changes == Array(repeating: [true, false], count: output.counters.delivered).flatMap { $0 })
+    }
+
     /// Cancelling the task that runs a session stops it as `stop()` does, including a file
     /// paced in real time that is waiting for its next frame.
     @Test func cancellingTheTaskStopsCapture() async throws {

@@ -215,6 +215,22 @@ import Testing
         #expect((1...3).contains(beside.counts.whole) && beside.counts.partial == 0)
     }
 
+    /// A scan beside gives way while live sources' frames being analysed fill every core:
+    /// its jobs wait (a quarter of a second at most each), and it still finds the full scan's
+    /// faces.
+    @Test func scansBesideGiveWayToFramesAnalysed() throws {
+        let frames = try sampleFrames()
+        let expected = try FaceDetector().detect(in: frames[200].pixels)
+        let beside = try FullScansBeside(for: .init(fullScanInterval: 5))
+        for _ in 0..<FaceDetector.availableCores { FullScansBeside.frameAnalysed(started: true) }
+        beside.restart(frames[200].pixels)
+        beside.waitUntilIdle()
+        for _ in 0..<FaceDetector.availableCores { FullScansBeside.frameAnalysed(started: false) }
+        #expect(beside.waitsForFramePath > 0)
+        #expect(!expected.isEmpty)
+        #expect(try beside.finished() == expected)
+    }
+
     /// Preparing a tracking detector for the frames' size, as the pipeline does before the
     /// first frame, changes nothing it finds or counts: its faces, with their landmarks, are
     /// an unprepared detector's, frame for frame and scan for scan.

@@ -25,6 +25,18 @@ typedef struct sl_face_detector sl_face_detector;
 sl_face_detector *sl_face_detector_create(int threads, char *error, size_t error_capacity);
 void sl_face_detector_destroy(sl_face_detector *detector);
 
+/// A frame of a live source in this process started (1) or stopped (-1) being analysed.
+/// While such frames fill every core, the scans of detectors that yield to them wait before
+/// each of their jobs (a quarter of a second at most each). Any thread.
+void sl_frames_analysing(int change);
+
+/// Makes the detector's scans yield to the frames analysed (`sl_frames_analysing`): for the
+/// full scans made beside a live source's tracking.
+void sl_face_detector_yield_to_frame_path(sl_face_detector *detector);
+
+/// How many of the detector's jobs (and pyramid levels) waited for the frames analysed so far.
+long sl_face_detector_waits_for_frame_path(sl_face_detector *detector);
+
 /// Runs the detector on an 8-bit single-channel image read in place (no copy), the way
 /// the Python binding's `run(img, upsample, adjust_threshold)` does: the image is
 /// upsampled `upsample` times with `pyramid_up`, and boxes are mapped back.

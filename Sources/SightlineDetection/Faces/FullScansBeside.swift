@@ -1,3 +1,4 @@
+import CDlib
 import Foundation
 import SightlineCore
 import Synchronization
@@ -23,6 +24,11 @@ import Synchronization
 /// (`ScannedView`: what a pan uncovered, what changed), and every few scans at the whole
 /// frame: a full scan's faces anywhere else are followed already.
 ///
+/// The scans give way to the frames of every live source in the process: while the frames
+/// being analysed fill every core (`frameAnalysed(started:)`, from each analysis output), a scan
+/// beside waits before each of its jobs (`FramePath.h`), so that several cameras' full scans
+/// take only what their frames leave and do not make one of them drop a frame as late.
+///
 /// `start(_:)`, `restart(_:)`, `finished()` and `waitUntilIdle()` are called on the tracking detector's
 /// queue; the scan runs on the `full-scans` thread.
 package final class FullScansBeside: Sendable {
@@ -42,6 +48,12 @@ package final class FullScansBeside: Sendable {
     }
 
     deinit { scout.stop() }
+
+    /// A live source's frame started (true) or stopped (false) being analysed. Any thread.
+    package static func frameAnalysed(started: Bool) { sl_frames_analysing(started ? 1 : -1) }
+
+    /// How many of the scans' jobs waited for the frame path so far.
+    package var waitsForFramePath: Int { scout.detector.withLock { $0.waitsForFramePath } }
 
     /// Scans `blank` as a first frame of its size would be (buffers sized before the first
     /// real frame). On the thread that builds the pipeline, before any frame.
@@ -115,7 +127,9 @@ private final class Scout: Sendable {
     private let ready = DispatchSemaphore(value: 0)
 
     init(configuration: FaceDetector.Configuration) throws {
-        detector = Mutex(try FaceDetector(configuration: configuration))
+        let detector = try FaceDetector(configuration: configuration)
+        detector.yieldToFramePath()
+        self.detector = Mutex(detector)
     }
 
     /// Asks for a scan; one asked for before that has not started is not made, and finds
