@@ -164,10 +164,11 @@ package final class FaceDetector {
     deinit { sl_face_detector_destroy(handle) }
 
     /// Makes this detector's scans wait, before each of their jobs, while live sources' frames
-    /// need the cores (`FullScansBeside.framePath`): for full scans made beside.
+    /// being analysed fill every core (`FullScansBeside.frameAnalysed(started:)`): for full
+    /// scans made beside.
     func yieldToFramePath() { sl_face_detector_yield_to_frame_path(handle) }
 
-    /// How many of this detector's jobs waited for the frame path so far.
+    /// How many of this detector's jobs waited for live frames being analysed so far.
     var waitsForFramePath: Int { sl_face_detector_waits_for_frame_path(handle) }
 
     /// Detects faces in a frame that has a luma plane (gray8, yuv420p, nv12).

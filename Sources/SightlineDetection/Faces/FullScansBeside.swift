@@ -52,7 +52,7 @@ package final class FullScansBeside: Sendable {
     /// A live source's frame started (true) or stopped (false) being analysed. Any thread.
     package static func frameAnalysed(started: Bool) { sl_frames_analysing(started ? 1 : -1) }
 
-    /// How many of the scans' jobs waited for the frame path so far.
+    /// How many of the scans' jobs waited for live frames being analysed so far.
     package var waitsForFramePath: Int { scout.detector.withLock { $0.waitsForFramePath } }
 
     /// Scans `blank` as a first frame of its size would be (buffers sized before the first
