@@ -20,9 +20,13 @@
 #include <vector>
 
 #include "ShimSupport.h"
+#include "WidePyramidChunks.h"
 
 class PyramidStep {
 public:
+    // `wide`: two chunks of 8 columns at a time, where the CPU has AVX-512 (a test runs both).
+    explicit PyramidStep(bool wide = avx512_kernels_available()) : wide_(wide && avx512_kernels_available()) {}
+
     // The size of the level below one of rows x columns, as pyramid_down<6> sets it.
     static long down(long size) { return static_cast<long>((5 * size) / 6 + 0.5); }
 
@@ -99,6 +103,10 @@ public:
     void run(const LumaView &in, dlib::array2d<unsigned char> &out, dlib::rectangle area) const {
         area = area.intersect(dlib::rectangle(0, 0, out_columns_ - 1, out_rows_ - 1));
         if (area.is_empty()) return;
+        // Whole chunks of 8 inside the area and dlib's SIMD columns, 8 columns at once; the
+        // columns before and after them as dlib's loop has them.
+        const long first_chunk = (area.left() + 7) / 8;
+        const long end_chunk = std::min(static_cast<long>(chunks_.size()), (area.right() + 1) / 8);
         for (long r = area.top(); r <= area.bottom(); ++r) {
             const Row &row = rows_[r];
             const uint8_t *top = in.pixels + row.top * in.bytes_per_row;
@@ -106,15 +114,18 @@ public:
             unsigned char *dest = &out[r][0];
             long c = area.left();
 #if defined(__AVX2__)
-            // Whole chunks of 8 inside the area and dlib's SIMD columns, 8 columns at once;
-            // the columns before and after them as dlib's loop has them.
-            const long first_chunk = (area.left() + 7) / 8;
-            long chunk = first_chunk;
-            while (chunk < static_cast<long>(chunks_.size()) && 8 * chunk + 7 <= area.right()) ++chunk;
-            if (chunk > first_chunk) {
+            if (end_chunk > first_chunk) {
                 run_columns(row, top, bottom, dest, c, 8 * first_chunk - 1);
-                run_chunks(row, top, bottom, dest, first_chunk, chunk);
-                c = 8 * chunk;
+                long chunk = first_chunk;
+#ifdef SIGHTLINE_AVX512_KERNELS
+                if (wide_) {
+                    chunk = wide_pyramid::chunk_pairs(chunks_.data(), fractions_.data(), top, bottom, dest,
+                                                      static_cast<float>(row.fraction),
+                                                      static_cast<float>(1 - row.fraction), first_chunk, end_chunk);
+                }
+#endif
+                run_chunks(row, top, bottom, dest, chunk, end_chunk);
+                c = 8 * end_chunk;
             }
 #endif
             run_columns(row, top, bottom, dest, c, area.right());
@@ -241,6 +252,7 @@ private:
         uint8_t shuffle[16];
     };
 
+    bool wide_;
     long in_rows_ = -1, in_columns_ = -1, out_rows_ = 0, out_columns_ = 0, simd_columns_ = 0;
     std::vector<Row> rows_;
     std::vector<Column> columns_;

@@ -99,7 +99,9 @@ int copy_out(const std::vector<dlib::rect_detection> &detections, sl_face_detect
 
 extern "C" void sl_frames_analysing(int change) { FramePath::shared().analysing(change); }
 
-extern "C" void sl_face_detector_yield_to_frame_path(sl_face_detector *detector) { detector->scan.yield_to_frame_path(); }
+extern "C" void sl_face_detector_yield_to_frame_path(sl_face_detector *detector, int yields) {
+    detector->scan.yield_to_frame_path(yields != 0);
+}
 
 extern "C" long sl_face_detector_waits_for_frame_path(sl_face_detector *detector) { return detector->scan.waited(); }
 
@@ -191,35 +193,38 @@ long differing_floats(const dlib::array2d<float> &theirs, const dlib::array2d<fl
 extern "C" long sl_pyramid_mismatches(const uint8_t *pixels, int width, int height, ptrdiff_t bytes_per_row) {
     // Every level of the image's pyramid_down<6> pyramid, and the image doubled (pyramid_up,
     // for upsample 1), dlib's against PyramidStep's built whole, in two bands of rows, and in
-    // rectangles that start and end anywhere in a chunk of 8 columns.
+    // rectangles that start and end anywhere in a chunk of 8 columns: 8 columns at a time
+    // and (where the CPU has AVX-512) 16.
     const LumaView image{pixels, height, width, static_cast<long>(bytes_per_row)};
     dlib::array2d<unsigned char> theirs, ours, previous;
     dlib::pyramid_up(image, theirs, dlib::pyramid_down<2>());
     dlib::assign_image(previous, image);
     long mismatches = 0;
     dlib::pyramid_down<6> pyramid;
-    PyramidStep step;
+    PyramidStep narrow(false), wide(true);
     for (bool doubling = true; previous.nr() > 20 && previous.nc() > 20; doubling = false) {
         const LumaView above{&previous[0][0], previous.nr(), previous.nc(), previous.nc()};
-        if (doubling) {
-            step.plan(previous.nr(), previous.nc(), theirs.nr(), theirs.nc());
-        } else {
-            pyramid(previous, theirs);
-            step.plan(previous.nr(), previous.nc());
-        }
-        ours.set_size(step.out_rows(), step.out_columns());
-        const long half = ours.nr() / 2;
-        step.run(above, ours, dlib::rectangle(0, 0, ours.nc() - 1, half - 1));
-        step.run(above, ours, dlib::rectangle(0, half, ours.nc() - 1, ours.nr() - 1));
-        for (long r = 0; r < theirs.nr(); ++r)
-            for (long c = 0; c < theirs.nc(); ++c) mismatches += ours[r][c] != theirs[r][c];
-        for (long offset = 0; offset < 8; ++offset) {
-            dlib::assign_all_pixels(ours, 0);
-            const dlib::rectangle part(ours.nc() / 3 + offset, ours.nr() / 4, ours.nc() - 1 - 2 * offset,
-                                       ours.nr() / 2);
-            step.run(above, ours, part);
-            for (long r = part.top(); r <= part.bottom(); ++r)
-                for (long c = part.left(); c <= part.right(); ++c) mismatches += ours[r][c] != theirs[r][c];
+        if (!doubling) pyramid(previous, theirs);
+        for (PyramidStep *step : {&narrow, &wide}) {
+            if (doubling) {
+                step->plan(previous.nr(), previous.nc(), theirs.nr(), theirs.nc());
+            } else {
+                step->plan(previous.nr(), previous.nc());
+            }
+            ours.set_size(step->out_rows(), step->out_columns());
+            const long half = ours.nr() / 2;
+            step->run(above, ours, dlib::rectangle(0, 0, ours.nc() - 1, half - 1));
+            step->run(above, ours, dlib::rectangle(0, half, ours.nc() - 1, ours.nr() - 1));
+            for (long r = 0; r < theirs.nr(); ++r)
+                for (long c = 0; c < theirs.nc(); ++c) mismatches += ours[r][c] != theirs[r][c];
+            for (long offset = 0; offset < 8; ++offset) {
+                dlib::assign_all_pixels(ours, 0);
+                const dlib::rectangle part(ours.nc() / 3 + offset, ours.nr() / 4, ours.nc() - 1 - 2 * offset,
+                                           ours.nr() / 2);
+                step->run(above, ours, part);
+                for (long r = part.top(); r <= part.bottom(); ++r)
+                    for (long c = part.left(); c <= part.right(); ++c) mismatches += ours[r][c] != theirs[r][c];
+            }
         }
         if (!doubling) dlib::swap(previous, theirs);
     }

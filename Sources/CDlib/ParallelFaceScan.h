@@ -145,9 +145,9 @@ public:
     // The scan's threads, for other work of the frame between scans (the faces' landmarks).
     WorkerPool &pool() { return pool_; }
 
-    // From now on, each job of a scan (and each level of a whole scan's pyramid) waits first
-    // while the frames of live sources being analysed fill every core (`FramePath`).
-    void yield_to_frame_path() { yields_ = true; }
+    // Whether each job of a scan (and each level of a whole scan's pyramid) waits first while
+    // the frames of live sources being analysed fill every core (`FramePath`). Between scans.
+    void yield_to_frame_path(bool yields) { yields_ = yields; }
     // How many jobs and levels waited so far.
     long waited() const { return waited_.load(std::memory_order_relaxed); }
 

@@ -30,9 +30,9 @@ void sl_face_detector_destroy(sl_face_detector *detector);
 /// each of their jobs (a quarter of a second at most each). Any thread.
 void sl_frames_analysing(int change);
 
-/// Makes the detector's scans yield to the frames analysed (`sl_frames_analysing`): for the
-/// full scans made beside a live source's tracking.
-void sl_face_detector_yield_to_frame_path(sl_face_detector *detector);
+/// Whether the detector's scans yield to the frames analysed (`sl_frames_analysing`): for the
+/// full scans made beside a live source's tracking. Between scans.
+void sl_face_detector_yield_to_frame_path(sl_face_detector *detector, int yields);
 
 /// How many of the detector's jobs (and pyramid levels) waited for the frames analysed so far.
 long sl_face_detector_waits_for_frame_path(sl_face_detector *detector);

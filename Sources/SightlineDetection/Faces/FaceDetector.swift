@@ -163,10 +163,10 @@ package final class FaceDetector {
 
     deinit { sl_face_detector_destroy(handle) }
 
-    /// Makes this detector's scans wait, before each of their jobs, while live sources' frames
-    /// being analysed fill every core (`FullScansBeside.frameAnalysed(started:)`): for full
-    /// scans made beside.
-    func yieldToFramePath() { sl_face_detector_yield_to_frame_path(handle) }
+    /// Whether this detector's scans wait, before each of their jobs, while live sources'
+    /// frames being analysed fill every core (`FullScansBeside.frameAnalysed(started:)`): for
+    /// full scans made beside.
+    func yieldToFramePath(_ yields: Bool) { sl_face_detector_yield_to_frame_path(handle, yields ? 1 : 0) }
 
     /// How many of this detector's jobs waited for live frames being analysed so far.
     var waitsForFramePath: Int { sl_face_detector_waits_for_frame_path(handle) }

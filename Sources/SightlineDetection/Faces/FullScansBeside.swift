@@ -27,7 +27,9 @@ import Synchronization
 /// The scans give way to the frames of every live source in the process: while the frames
 /// being analysed fill every core (`frameAnalysed(started:)`, from each analysis output), a scan
 /// beside waits before each of its jobs (`FramePath.h`), so that several cameras' full scans
-/// take only what their frames leave and do not make one of them drop a frame as late.
+/// take only what their frames leave and do not make one of them drop a frame as late. A
+/// whole scan after a cut does not give way: until it is done nothing is followed, and every
+/// frame's faces are missed.
 ///
 /// `start(_:)`, `restart(_:)`, `finished()` and `waitUntilIdle()` are called on the tracking detector's
 /// queue; the scan runs on the `full-scans` thread.
@@ -127,9 +129,7 @@ private final class Scout: Sendable {
     private let ready = DispatchSemaphore(value: 0)
 
     init(configuration: FaceDetector.Configuration) throws {
-        let detector = try FaceDetector(configuration: configuration)
-        detector.yieldToFramePath()
-        self.detector = Mutex(detector)
+        self.detector = Mutex(try FaceDetector(configuration: configuration))
     }
 
     /// Asks for a scan; one asked for before that has not started is not made, and finds
@@ -176,6 +176,7 @@ private final class Scout: Sendable {
             return try view.unscanned(in: job.pixels)
         }
         return try detector.withLock { detector in
+            detector.yieldToFramePath(!job.whole)
             switch unscanned {
             case .whole:
                 counts.withLock { $0.whole += 1 }
