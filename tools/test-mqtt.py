@@ -507,8 +507,10 @@ def tls_checks(binary, work):
         source = run_with(ca, password)
         try:
             try:
+                # The refusal can come before the source's first frame: wait for both.
                 report = wait_for(lambda: (lambda h: h if h.get("mqtt") == "unreachable" and words.lower() in (
-                    h.get("mqttReason") or "").lower() else None)(health()), timeout=60, what="the refusal")
+                    h.get("mqttReason") or "").lower() and (h.get("sources") or [{}])[0].get("state") == "running" else None)(health()),
+                    timeout=60, what="the refusal, with the source running")
             except TimeoutError:
                 report = health()
             check(f"{ca}, {password}: refused, and /health says why", words.lower() in report["mqttReason"].lower()
