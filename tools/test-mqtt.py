@@ -503,18 +503,21 @@ def tls_checks(binary, work):
     finally:
         source.send_signal(signal.SIGINT)
         source.wait(timeout=60)
+    def refused(report, words):
+        """/health says the broker refused us for `words`, with the source running all the same."""
+        return (report.get("mqtt") == "unreachable" and words.lower() in (report.get("mqttReason") or "").lower()
+                and (report.get("sources") or [{}])[0].get("state") == "running")
+
     for ca, password, words in [("ca.crt", "wrong", "not authori"), ("other-ca.crt", "password", "certificate verify failed")]:
         source = run_with(ca, password)
         try:
             try:
                 # The refusal can come before the source's first frame: wait for both.
-                report = wait_for(lambda: (lambda h: h if h.get("mqtt") == "unreachable" and words.lower() in (
-                    h.get("mqttReason") or "").lower() and (h.get("sources") or [{}])[0].get("state") == "running" else None)(health()),
-                    timeout=60, what="the refusal, with the source running")
+                report = wait_for(lambda: (lambda h: h if refused(h, words) else None)(health()), timeout=60,
+                                  what="the refusal, with the source running")
             except TimeoutError:
                 report = health()
-            check(f"{ca}, {password}: refused, and /health says why", words.lower() in report["mqttReason"].lower()
-                  and report["sources"][0]["state"] == "running", report)
+            check(f"{ca}, {password}: refused, and /health says why", refused(report, words), report)
         finally:
             source.send_signal(signal.SIGINT)
             source.wait(timeout=60)
