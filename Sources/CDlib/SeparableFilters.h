@@ -91,14 +91,11 @@ private:
         return true;
     }
 
+    // A part's taps, each broadcast to the 8 lanes of `sum8`.
     struct Taps {
-        dlib::simd8f wide[taps];
-        float narrow[taps];
+        dlib::simd8f lanes[taps];
         explicit Taps(const dlib::matrix<float, 0, 1> &filter) {
-            for (long n = 0; n < taps; ++n) {
-                narrow[n] = filter(n);
-                wide[n] = filter(n);
-            }
+            for (long n = 0; n < taps; ++n) lanes[n] = filter(n);
         }
     };
 
@@ -108,14 +105,14 @@ private:
     // float formed from it, in the sign of a zero alone; `normalised` puts that right in the
     // saliency image, for two additions fewer in every sum.
     template <typename Load> static inline dlib::simd8f sum8(const Taps &w, Load load) {
-        dlib::simd8f a = load(0) * w.wide[0], b = load(1) * w.wide[1], c = load(2) * w.wide[2];
+        dlib::simd8f a = load(0) * w.lanes[0], b = load(1) * w.lanes[1], c = load(2) * w.lanes[2];
         long n = 3;
         for (; n < taps - 2; n += 3) {
-            a += load(n) * w.wide[n];
-            b += load(n + 1) * w.wide[n + 1];
-            c += load(n + 2) * w.wide[n + 2];
+            a += load(n) * w.lanes[n];
+            b += load(n + 1) * w.lanes[n + 1];
+            c += load(n + 2) * w.lanes[n + 2];
         }
-        for (; n < taps; ++n) a += load(n) * w.wide[n];
+        for (; n < taps; ++n) a += load(n) * w.lanes[n];
         a += b + c;
         return a;
     }
@@ -123,8 +120,8 @@ private:
     // The columns left over (fewer than 8) at once, each lane as dlib forms such a column one
     // by one: the taps added one after the other (from the first product on, as in `sum8`).
     template <typename Load> static inline dlib::simd8f sum8_one_by_one(const Taps &w, Load load) {
-        dlib::simd8f sum = load(0) * w.wide[0];
-        for (long n = 1; n < taps; ++n) sum += load(n) * w.wide[n];
+        dlib::simd8f sum = load(0) * w.lanes[0];
+        for (long n = 1; n < taps; ++n) sum += load(n) * w.lanes[n];
         return sum;
     }
 
@@ -180,17 +177,17 @@ private:
     template <long width>
     static void along_rows(const dlib::array2d<float> &in, const dlib::matrix<float, 0, 1> &filter,
                            std::vector<float> &out) {
-        const Taps w(filter);
         const long rows = in.nr(), columns = in.nc(), last = columns - rest;
         out.resize(((last - half + width - 1) / width) * rows * width + cache_line / sizeof(float));
         float *const blocks_start = start(out);
 #ifdef SIGHTLINE_AVX512_KERNELS
         if constexpr (width == 16) {
-            wide_filter_passes::along_rows(w.narrow, &in[0][0], in.width_step() / sizeof(float), rows, last - half,
+            wide_filter_passes::along_rows(&filter(0), &in[0][0], in.width_step() / sizeof(float), rows, last - half,
                                            blocks_start, rows * width);
             return;
         }
 #endif
+        const Taps w(filter);
         // Row by row: the sums of a row's columns left over (a chain of 10 additions) overlap
         // with the next row's.
         for (long r = 0; r < rows; ++r) {
@@ -213,40 +210,45 @@ private:
     template <long width>
     void down_columns(const std::vector<dlib::matrix<float, 0, 1>> &filters, dlib::array2d<float> &saliency,
                       bool first) {
+        // The 16-column kernels take the taps as they are; the 8-column sums, broadcast.
         taps_.clear();
-        for (const auto &filter : filters) taps_.emplace_back(filter);
+#ifdef SIGHTLINE_AVX512_KERNELS
+        if (width == 8)
+#endif
+            for (const auto &filter : filters) taps_.emplace_back(filter);
         switch (filters.size()) {
-        case 1: return down_columns<width, 1>(saliency, 0, first);
-        case 2: return down_columns<width, 2>(saliency, 0, first);
-        case 3: return down_columns<width, 3>(saliency, 0, first);
+        case 1: return down_columns<width, 1>(filters, saliency, 0, first);
+        case 2: return down_columns<width, 2>(filters, saliency, 0, first);
+        case 3: return down_columns<width, 3>(filters, saliency, 0, first);
         default:
             for (unsigned long part = 0; part < filters.size(); ++part) {
-                down_columns<width, 1>(saliency, part, first && part == 0);
+                down_columns<width, 1>(filters, saliency, part, first && part == 0);
             }
         }
     }
 
     // Parts `from` … `from + parts - 1`, a block of 16 or 8 columns at a time, down its rows.
     template <long width, unsigned long parts>
-    void down_columns(dlib::array2d<float> &saliency, unsigned long from, bool first) {
+    void down_columns(const std::vector<dlib::matrix<float, 0, 1>> &filters, dlib::array2d<float> &saliency,
+                      unsigned long from, bool first) {
         const long rows = saliency.nr(), columns = saliency.nc(), last_row = rows - rest, last = columns - rest;
-        const Taps *w = &taps_[from];
         long c = half;
 #ifdef SIGHTLINE_AVX512_KERNELS
         if constexpr (width == 16) {
             for (; c < last; c += 16) {
-                const float *filters[parts], *top[parts];
+                const float *taps[parts], *top[parts];
                 for (unsigned long part = 0; part < parts; ++part) {
-                    filters[part] = w[part].narrow;
+                    taps[part] = &filters[from + part](0);
                     top[part] = start(passes_[from + part]) + at_block<width>(0, c, rows);
                 }
-                wide_filter_passes::down_block<parts>(filters, top, last_row - half, &saliency[half][c],
+                wide_filter_passes::down_block<parts>(taps, top, last_row - half, &saliency[half][c],
                                                       saliency.width_step() / sizeof(float), first,
                                                       std::min(last - c, width));
             }
             return;
         }
 #endif
+        const Taps *w = &taps_[from];
         for (; c < last - 7; c += 8) {
             const float *top[parts];
             for (unsigned long part = 0; part < parts; ++part) {

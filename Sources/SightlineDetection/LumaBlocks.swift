@@ -9,8 +9,6 @@ package struct LumaBlocks: Sendable, Equatable {
     package private(set) var rows = 0
     /// Row by row, `columns` a row.
     package private(set) var means: [UInt8] = []
-    /// One row of blocks' sums, kept so that measuring a frame allocates nothing.
-    private var sums: [Int] = []
 
     package init() {}
 
@@ -20,29 +18,25 @@ package struct LumaBlocks: Sendable, Equatable {
         (columns, rows) = (pixels.width / Self.size, pixels.height / Self.size)
         means.removeAll(keepingCapacity: true)
         means.reserveCapacity(columns * rows)
-        let base = luma.baseAddress
-        sums.removeAll(keepingCapacity: true)
-        sums.append(contentsOf: repeatElement(0, count: columns))
-        sums.withUnsafeMutableBufferPointer { sums in
-            for row in 0..<rows {
-                for index in sums.indices { sums[index] = 0 }
-                for y in 0..<Self.size {
-                    let line = base + (row * Self.size + y) * luma.bytesPerRow
-                    for column in 0..<columns {
-                        sums[column] &+= Self.sum(
-                            of: line.loadUnaligned(fromByteOffset: column * Self.size, as: UInt64.self))
-                    }
-                }
-                for sum in sums { means.append(UInt8(sum / (Self.size * Self.size))) }
+        let (base, stride) = (luma.baseAddress, luma.bytesPerRow)
+        for row in 0..<rows {
+            let top = base + row * Self.size * stride
+            for column in 0..<columns {
+                means.append(UInt8(Self.sum(of: top + column * Self.size, stride: stride) / (Self.size * Self.size)))
             }
         }
     }
 
-    /// The sum of the 8 bytes of `bytes`, without a loop: pairs added into four 16-bit
-    /// lanes (at most 510 each), then the lanes into the top one by one multiplication.
-    private static func sum(of bytes: UInt64) -> Int {
+    /// The sum of the 8x8 bytes from `top`, rows `stride` apart, without a loop over bytes:
+    /// each row's bytes in even and odd places added into four 16-bit lanes (at most 4,080
+    /// each after 8 rows), then the lanes into the top one by one multiplication.
+    private static func sum(of top: UnsafeRawPointer, stride: Int) -> Int {
         let lanes: UInt64 = 0x00FF_00FF_00FF_00FF
-        let pairs = (bytes & lanes) &+ ((bytes >> 8) & lanes)
+        var pairs: UInt64 = 0
+        for y in 0..<size {
+            let bytes = top.loadUnaligned(fromByteOffset: y * stride, as: UInt64.self)
+            pairs &+= (bytes & lanes) &+ ((bytes >> 8) & lanes)
+        }
         return Int((pairs &* 0x0001_0001_0001_0001) >> 48)
     }
 
@@ -51,8 +45,24 @@ package struct LumaBlocks: Sendable, Equatable {
         columns == other.columns && rows == other.rows && !means.isEmpty
     }
 
-    /// Whether block `index` differs from the same block of `other` by more than `threshold`.
-    package func changed(_ index: Int, from other: LumaBlocks, threshold: Int) -> Bool {
-        abs(Int(means[index]) - Int(other.means[index])) > threshold
+    /// Block by block, whether each differs from the same block of `other` by more than
+    /// `threshold`, into `marks` (its storage reused); how many do. Both must be comparable.
+    package func changes(from other: LumaBlocks, threshold: Int, into marks: inout [Bool]) -> Int {
+        precondition(comparable(with: other), "blocks of frames of different sizes")
+        marks.removeAll(keepingCapacity: true)
+        marks.append(contentsOf: repeatElement(false, count: means.count))
+        var count = 0
+        means.withUnsafeBufferPointer { now in
+            other.means.withUnsafeBufferPointer { before in
+                marks.withUnsafeMutableBufferPointer { marks in
+                    for index in 0..<now.count {
+                        let differs = abs(Int(now[index]) &- Int(before[index])) > threshold
+                        marks[index] = differs
+                        count &+= differs ? 1 : 0
+                    }
+                }
+            }
+        }
+        return count
     }
 }

@@ -13,6 +13,8 @@ package final class MotionGate {
     /// The fraction of blocks that must change for the frame to have moved.
     package var movedFraction: Double
     private var reference = LumaBlocks()
+    /// Which blocks changed, kept so that comparing allocates nothing.
+    private var marks: [Bool] = []
 
     package init(blockThreshold: Int = 10, movedFraction: Double = 0.002) {
         self.blockThreshold = blockThreshold
@@ -26,10 +28,7 @@ package final class MotionGate {
             reference = blocks
             return true
         }
-        var changed = 0
-        for index in blocks.means.indices where blocks.changed(index, from: reference, threshold: blockThreshold) {
-            changed += 1
-        }
+        let changed = blocks.changes(from: reference, threshold: blockThreshold, into: &marks)
         guard Double(changed) >= movedFraction * Double(blocks.means.count) && changed > 0 else { return false }
         reference = blocks
         return true

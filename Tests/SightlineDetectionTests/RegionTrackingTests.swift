@@ -420,7 +420,7 @@ import Testing
         let scene = tracking.compare(&blocks)
         return (
             scene,
-            tracking.regions(width: Self.width, height: Self.height, levelSizes: Self.levelSizes) { $0 / 4 }
+            tracking.regions(width: Self.width, height: Self.height, levelSizes: Self.levelSizes) { $0 / 4 }.regions
         )
     }
 

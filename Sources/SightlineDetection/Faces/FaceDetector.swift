@@ -80,6 +80,17 @@ package final class FaceDetector {
         /// Frames where nothing moved since the last one scanned are not scanned: the faces
         /// found then are held (`MotionGate`).
         package var motionGate: Bool = false
+        /// Whether a live source's region scans also look along the edges a pan brings the
+        /// view in at (with full scans made beside, `FullScansBeside`).
+        package var panBands: PanBands = .whenCoresIdle
+
+        /// When region scans look along a pan's leading edges, at every size.
+        package enum PanBands: Sendable, Equatable {
+            /// While the machine leaves a good part of its CPU unused (`IdleCores`).
+            case whenCoresIdle
+            case always
+            case never
+        }
 
         package init(
             upsample: Int = 0, adjustThreshold: Double = 0, minimumFaceSize: Int = 0,
@@ -146,6 +157,10 @@ package final class FaceDetector {
     /// Full scans (those made because most of the frame changed counted apart too), region
     /// scans and frames the motion gate held made so far.
     package private(set) var scans = (full: 0, sceneChanges: 0, regions: 0, held: 0)
+    /// Region scans that also looked along a pan's leading edges (`Configuration.panBands`).
+    package private(set) var scansAlongPans = 0
+    /// Whether the last full scan asked for beside could start (the one before was done).
+    private var fullScansKeepUp = true
     /// Where the C API writes an error message; kept so the per-frame path allocates nothing.
     private var errorBuffer = [CChar](repeating: 0, count: 256)
 
@@ -269,7 +284,7 @@ package final class FaceDetector {
             scans.held += 1
             return lastFound
         }
-        let sceneChanged = tracks && tracking.compare(&blocks)
+        let sceneChanged = tracks && tracking.compare(&blocks, measuringPan: followsPans)
         if let earlier = try fullScansBeside?.finished() { tracking.add(earlier) }
         let faces: [FaceDetection]
         var fullScanStarted = true
@@ -280,6 +295,7 @@ package final class FaceDetector {
                 scans.sceneChanges += 1
             } else {
                 fullScanStarted = fullScansBeside.start(pixels)
+                fullScansKeepUp = fullScanStarted
             }
             if fullScanStarted { scans.full += 1 }
             faces = try detectAround(in: pixels, frameDuration: frameDuration)
@@ -300,16 +316,30 @@ package final class FaceDetector {
         return faces
     }
 
+    /// Whether this frame's region scans may look along a pan's leading edges: only with
+    /// full scans made beside (a file analysed whole has its full scans in time, and finds
+    /// a face entering during a pan at the next), as the configuration says. Left to the
+    /// machine, not while those scans fall behind: they find every other face that comes,
+    /// and the bands would take their time.
+    private var followsPans: Bool {
+        guard fullScansBeside != nil else { return false }
+        switch configuration.panBands {
+        case .whenCoresIdle: return fullScansKeepUp && IdleCores.shared.room
+        case .always: return true
+        case .never: return false
+        }
+    }
+
     /// A region scan: where `tracking` says faces can be.
     private func detectAround(in pixels: PixelBuffer, frameDuration: MediaTime?) throws -> [FaceDetection] {
         let seconds = frameDuration.map(\.seconds).flatMap { $0 > 0 ? $0 : nil } ?? 1.0 / 30
         let reach = max(0.25, 3 * seconds)
         scans.regions += 1
-        return try detect(
-            in: pixels,
-            regions: tracking.regions(
-                width: pixels.width, height: pixels.height,
-                levelSizes: boxSizes(width: pixels.width, height: pixels.height), reach: { $0 * reach }))
+        let regions = tracking.regions(
+            width: pixels.width, height: pixels.height,
+            levelSizes: boxSizes(width: pixels.width, height: pixels.height), reach: { $0 * reach })
+        if regions.alongPan { scansAlongPans += 1 }
+        return try detect(in: pixels, regions: regions.regions)
     }
 
     private func detections(_ count: Int) -> [FaceDetection] {

@@ -93,34 +93,40 @@ struct RegionTracking {
     /// (a pan brings something in along every edge, and bands along all four at every size
     /// cost as much as a full scan; the tracked faces are followed as ever).
     private var cameraStill = false
+    /// While the camera moves, when measured (`compare`): how far the view moved since the
+    /// frame before, in pixels (`now[i]` shows what `before[i + shift]` did). What the pan
+    /// brings in enters at the edges it moves away from.
+    private var viewShift: (x: Int, y: Int)?
 
     init(fullScanInterval: Int) { self.fullScanInterval = fullScanInterval }
 
     /// Compares the frame about to be analysed with the one before and keeps which blocks
     /// changed; true when most did (scan it whole). `blocks` is left holding the frame before
-    /// (its storage reused for the next frame's).
-    mutating func compare(_ blocks: inout LumaBlocks) -> Bool {
-        changed.removeAll(keepingCapacity: true)
+    /// (its storage reused for the next frame's). `measuringPan`: if the camera moved, how
+    /// far is measured, for bands along the edges the view comes in at.
+    mutating func compare(_ blocks: inout LumaBlocks, measuringPan: Bool = false) -> Bool {
         var count = 0
         if blocks.comparable(with: previous) {
-            for index in blocks.means.indices {
-                let differs = blocks.changed(index, from: previous, threshold: Self.blockThreshold)
-                changed.append(differs)
-                if differs { count += 1 }
-            }
+            count = blocks.changes(from: previous, threshold: Self.blockThreshold, into: &changed)
+        } else {
+            changed.removeAll(keepingCapacity: true)
         }
         swap(&previous, &blocks)
         swap(&touched, &touchedBefore)
         for (index, edge) in Edge.allCases.enumerated() { touched[index] = touches(edge) }
         let fraction = changed.isEmpty ? 1 : Double(count) / Double(changed.count)
         cameraStill = fraction < Self.cameraMoving
+        let panning = measuringPan && !cameraStill && fraction < Self.sceneChange && !changed.isEmpty
+        viewShift = panning ? Self.shift(of: previous, from: blocks) : nil
         return !changed.isEmpty && fraction >= Self.sceneChange
     }
 
-    /// The regions to scan in a frame of this size between full scans. `levelSizes`: the
-    /// detector's box width at each pyramid level; `reach`: how far (pixels) a face of a size
-    /// may move in one frame.
-    func regions(width: Int, height: Int, levelSizes: [Double], reach: (Double) -> Double) -> [FaceDetector.Region] {
+    /// The regions to scan in a frame of this size between full scans, and whether they
+    /// include bands along a pan's leading edges. `levelSizes`: the detector's box width at
+    /// each pyramid level; `reach`: how far (pixels) a face of a size may move in one frame.
+    func regions(width: Int, height: Int, levelSizes: [Double], reach: (Double) -> Double) -> (
+        regions: [FaceDetector.Region], alongPan: Bool
+    ) {
         var regions = tracked.map { face -> FaceDetector.Region in
             let last = Box(face.face)
             let (predicted, size) = face.predicted(frames: face.missed + 1)
@@ -134,7 +140,10 @@ struct RegionTracking {
                 area: last.union(predicted).grown(by: margin), sizes: min(last.size, size)...max(last.size, size),
                 neighbourLevels: true)
         }
-        guard cameraStill else { return regions }
+        guard cameraStill else {
+            let pan = panBands(width: width, height: height, levelSizes: levelSizes, reach: reach)
+            return (regions + pan, !pan.isEmpty)
+        }
         // What changed where a tracked face is looked for already is that face moving.
         let searched = regions.map(\.area)
         for size in levelSizes {
@@ -151,7 +160,61 @@ struct RegionTracking {
                 }
             }
         }
-        return regions
+        return (regions, false)
+    }
+
+    /// While the camera moves (and `viewShift` was measured): along each edge the view comes
+    /// in at, over its whole length, a band at every level as deep as that level's face is
+    /// wide, plus a frame's motion of its own and the view's shift. dlib finds a face once
+    /// it is all but wholly in, so one that came in with this frame lies in it.
+    private func panBands(width: Int, height: Int, levelSizes: [Double], reach: (Double) -> Double)
+        -> [FaceDetector.Region]
+    {
+        guard let shift = viewShift else { return [] }
+        let entering: [(edge: Edge, by: Int)] = [
+            (shift.x > 0 ? .right : .left, abs(shift.x)), (shift.y > 0 ? .bottom : .top, abs(shift.y)),
+        ]
+        return levelSizes.flatMap { size in
+            entering.filter { $0.by > 0 }.map { edge, by in
+                let along = edge == .left || edge == .right ? height : width
+                return FaceDetector.Region(
+                    area: edge.band(
+                        depth: size + reach(size) + Double(by), extent: 0...(along - 1), overhang: size / 2,
+                        width: width, height: height),
+                    sizes: size...size, neighbourLevels: false)
+            }
+        }
+    }
+
+    /// How far the view moved from `before` to `now`, in pixels: the shift of the block means
+    /// summed down each column, and along each row (`ScannedView.shift`), spread to pixels
+    /// between the blocks' centres (a pan of a few pixels a frame moves no whole block).
+    static func shift(of now: LumaBlocks, from before: LumaBlocks) -> (x: Int, y: Int) {
+        (
+            ScannedView.shift(
+                profile(of: now, acrossColumns: true), from: profile(of: before, acrossColumns: true),
+                farthest: now.columns * LumaBlocks.size / 4),
+            ScannedView.shift(
+                profile(of: now, acrossColumns: false), from: profile(of: before, acrossColumns: false),
+                farthest: now.rows * LumaBlocks.size / 4)
+        )
+    }
+
+    /// The block means summed down each column of blocks (or along each row), one value a
+    /// pixel, each between the two nearest blocks' centres by how near it lies to each.
+    static func profile(of blocks: LumaBlocks, acrossColumns: Bool) -> [Int] {
+        let count = acrossColumns ? blocks.columns : blocks.rows
+        guard count > 0 else { return [] }
+        var sums = [Int](repeating: 0, count: count)
+        for (index, mean) in blocks.means.enumerated() {
+            sums[acrossColumns ? index % blocks.columns : index / blocks.columns] += Int(mean)
+        }
+        let block = LumaBlocks.size
+        return (0..<(count * block)).map { pixel in
+            let at = max(0, pixel - block / 2)
+            let (index, part) = (min(at / block, count - 1), at % block)
+            return sums[index] * (block - part) + sums[min(index + 1, count - 1)] * part
+        }
     }
 
     /// The frame's four edges, and the band along each.

@@ -198,15 +198,19 @@ private struct IntegralImage {
         let stride = width + 1
         if sums.count != stride * (height + 1) { sums = [UInt32](repeating: 0, count: stride * (height + 1)) }
         let base = luma.baseAddress.assumingMemoryBound(to: UInt8.self)
+        // Each row's running sum first, then the row above added to it: the second loop
+        // has no step waiting for the one before, so it goes several pixels at a time.
         sums.withUnsafeMutableBufferPointer { sums in
             for y in 0..<height {
                 let line = base + y * luma.bytesPerRow
-                let (above, here) = (y * stride, (y + 1) * stride)
+                let here = sums.baseAddress! + (y + 1) * stride + 1
                 var row: UInt32 = 0
                 for x in 0..<width {
                     row &+= UInt32(line[x])
-                    sums[here + x + 1] = sums[above + x + 1] &+ row
+                    here[x] = row
                 }
+                let above = here - stride
+                for x in 0..<width { here[x] &+= above[x] }
             }
         }
     }
