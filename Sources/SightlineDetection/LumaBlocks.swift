@@ -9,6 +9,8 @@ package struct LumaBlocks: Sendable, Equatable {
     package private(set) var rows = 0
     /// Row by row, `columns` a row.
     package private(set) var means: [UInt8] = []
+    /// One row of blocks' sums, kept so that measuring a frame allocates nothing.
+    private var sums: [Int] = []
 
     package init() {}
 
@@ -18,25 +20,29 @@ package struct LumaBlocks: Sendable, Equatable {
         (columns, rows) = (pixels.width / Self.size, pixels.height / Self.size)
         means.removeAll(keepingCapacity: true)
         means.reserveCapacity(columns * rows)
-        let (base, stride) = (luma.baseAddress, luma.bytesPerRow)
-        for row in 0..<rows {
-            let top = base + row * Self.size * stride
-            for column in 0..<columns {
-                means.append(UInt8(Self.sum(of: top + column * Self.size, stride: stride) / (Self.size * Self.size)))
+        let base = luma.baseAddress
+        sums.removeAll(keepingCapacity: true)
+        sums.append(contentsOf: repeatElement(0, count: columns))
+        sums.withUnsafeMutableBufferPointer { sums in
+            for row in 0..<rows {
+                for index in sums.indices { sums[index] = 0 }
+                for y in 0..<Self.size {
+                    let line = base + (row * Self.size + y) * luma.bytesPerRow
+                    for column in 0..<columns {
+                        sums[column] &+= Self.sum(
+                            of: line.loadUnaligned(fromByteOffset: column * Self.size, as: UInt64.self))
+                    }
+                }
+                for sum in sums { means.append(UInt8(sum / (Self.size * Self.size))) }
             }
         }
     }
 
-    /// The sum of the 8x8 bytes from `top`, rows `stride` apart, without a loop over bytes:
-    /// each row's bytes in even and odd places added into four 16-bit lanes (at most 4,080
-    /// each after 8 rows), then the lanes into the top one by one multiplication.
-    private static func sum(of top: UnsafeRawPointer, stride: Int) -> Int {
+    /// The sum of the 8 bytes of `bytes`, without a loop: pairs added into four 16-bit
+    /// lanes (at most 510 each), then the lanes into the top one by one multiplication.
+    private static func sum(of bytes: UInt64) -> Int {
         let lanes: UInt64 = 0x00FF_00FF_00FF_00FF
-        var pairs: UInt64 = 0
-        for y in 0..<size {
-            let bytes = top.loadUnaligned(fromByteOffset: y * stride, as: UInt64.self)
-            pairs &+= (bytes & lanes) &+ ((bytes >> 8) & lanes)
-        }
+        let pairs = (bytes & lanes) &+ ((bytes >> 8) & lanes)
         return Int((pairs &* 0x0001_0001_0001_0001) >> 48)
     }
 
