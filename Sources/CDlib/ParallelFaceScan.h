@@ -341,8 +341,22 @@ private:
         wanted_.swap(merged);
     }
 
-    // Replaces any two areas that cost no more together, as their bounding box, than apart.
+    // Replaces any two areas that cost no more together, as their bounding box, than apart;
+    // then all of them, where their bounding box costs no more than they do (bands along
+    // all four edges, each pair's box much more than the two, all four's the level).
     template <typename Cost> static void merge_near(std::vector<dlib::rectangle> &areas, Cost cost) {
+        merge_pairs(areas, cost);
+        if (areas.size() < 3) return;
+        dlib::rectangle all;
+        double apart = 0;
+        for (const auto &area : areas) {
+            all += area;
+            apart += static_cast<double>(cost(area));
+        }
+        if (static_cast<double>(cost(all)) <= apart) areas.assign(1, all);
+    }
+
+    template <typename Cost> static void merge_pairs(std::vector<dlib::rectangle> &areas, Cost cost) {
         for (bool merged = true; merged;) {
             merged = false;
             for (size_t i = 0; i < areas.size() && !merged; ++i) {

@@ -25,6 +25,8 @@ struct TrackingBench {
         var found: Int
         var expected: Int
         var scans: (full: Int, sceneChanges: Int, regions: Int, held: Int)
+        /// Region scans of frames zoomed, that would otherwise have been scanned whole.
+        var acrossZooms: Int
     }
 
     func measure(_ configuration: FaceDetector.Configuration) throws -> Result {
@@ -45,7 +47,7 @@ struct TrackingBench {
             msPerFrame: elapsed.milliseconds / Double(frames.count),
             recall: expected == 0 ? 1 : Double(matched) / Double(expected),
             precision: found == 0 ? 1 : Double(matched) / Double(found), exact: exact, found: found,
-            expected: expected, scans: detector.scans)
+            expected: expected, scans: detector.scans, acrossZooms: detector.scansAcrossZooms)
     }
 
     func line(_ size: String, _ configuration: FaceDetector.Configuration, detectorMs: Double) throws -> String {
@@ -56,7 +58,7 @@ struct TrackingBench {
             format: "%6.2f ms/frame = %.2f x full scans' speed, recall %.3f, precision %.3f", result.msPerFrame,
             detectorMs / result.msPerFrame, result.recall, result.precision)
         return
-            "\(size) tracking  \(name): \(figures)  (\(result.found) of \(result.expected) faces, \(result.exact) exact; \(result.scans.full) full (\(result.scans.sceneChanges) on a scene change), \(result.scans.regions) region scans, \(result.scans.held) held)"
+            "\(size) tracking  \(name): \(figures)  (\(result.found) of \(result.expected) faces, \(result.exact) exact; \(result.scans.full) full (\(result.scans.sceneChanges) on a scene change), \(result.scans.regions) region scans (\(result.acrossZooms) across a zoom), \(result.scans.held) held)"
     }
 
     /// Greedy one-to-one matching by overlap, best first: (index in found, index in truth).

@@ -499,10 +499,10 @@ import Testing
 /// Faces entering fast from each edge, on a clip made from stills Debian ships
 /// (tools/make-hard-tracking-media.sh): tracking every 5th frame whole finds every face a full
 /// scan of every frame finds, with its box and score, and spends fewer scans on it.
-@Suite struct HardFootageTests {
-    @Test func facesEnteringAtEveryEdgeAreAllFound() throws {
+@Suite(.serialized) struct HardFootageTests {
+    /// The clips, made once for the suite's tests.
+    private static let clips: Result<URL, any Error> = Result {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sightline-hard-\(getpid())")
-        defer { try? FileManager.default.removeItem(at: directory) }
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let make = Process()
@@ -513,24 +513,52 @@ import Testing
         make.standardOutput = FileHandle.nullDevice
         try make.run()
         make.waitUntilExit()
-        try #require(make.terminationStatus == 0)
-        let frames = try sampleFrames(directory.appendingPathComponent("edges_640x480.mp4"))
+        guard make.terminationStatus == 0 else { throw SightlineError.detector("make-hard-tracking-media.sh failed") }
+        return directory
+    }
+
+    /// Each frame of a hard clip scanned whole, and tracked with a full scan every 5th: the
+    /// faces of each full scan, how many of them tracking found with the full scan's box and
+    /// score, how many it found in all, and the tracking detector (its scans counted).
+    private func tracked(_ name: String) throws -> (
+        truth: [[FaceDetection]], exact: Int, found: Int, tracking: FaceDetector
+    ) {
+        let frames = try sampleFrames(Self.clips.get().appendingPathComponent(name))
         #expect(frames.count == 300)
         let whole = try FaceDetector()
         let tracking = try FaceDetector(configuration: .init(fullScanInterval: 5))
-        var (expected, exact, found) = (0, 0, 0)
-        var atEdges = 0
+        var (truths, exact, found) = ([[FaceDetection]](), 0, 0)
         for frame in frames {
             let truth = try whole.detect(in: frame.pixels)
             let faces = try tracking.detectTracking(in: frame.pixels, frameDuration: frame.duration)
-            expected += truth.count
+            truths.append(truth)
             found += faces.count
             exact += truth.filter(faces.contains).count
-            atEdges += truth.filter { $0.left < 40 || $0.top < 40 || $0.right > 600 || $0.bottom > 440 }.count
         }
+        return (truths, exact, found, tracking)
+    }
+
+    @Test func facesEnteringAtEveryEdgeAreAllFound() throws {
+        let (truth, exact, found, tracking) = try tracked("edges_640x480.mp4")
+        let expected = truth.map(\.count).reduce(0, +)
+        let atEdges = truth.joined().filter { $0.left < 40 || $0.top < 40 || $0.right > 600 || $0.bottom > 440 }.count
         #expect(expected > 100 && atEdges > 10)
         #expect(exact == expected, "\(exact) of \(expected) faces found with the full scan's box and score")
         #expect(found == expected)
         #expect(tracking.scans.full == 60 && tracking.scans.sceneChanges == 0)
+    }
+
+    /// A collage zoomed 3x in and out twice, panning as it goes: most frames change most of
+    /// their blocks, and a zoom explains them, so they are scanned where the view took the
+    /// faces and along the edges it reaches past, not whole. Every box is the full scan's,
+    /// and 99% of its faces are found.
+    @Test func facesThroughAZoomAreFollowedWithoutWholeScans() throws {
+        let (truth, exact, found, tracking) = try tracked("zoom_640x480.mp4")
+        let expected = truth.map(\.count).reduce(0, +)
+        #expect(expected > 1000)
+        #expect(exact == found, "\(found - exact) of \(found) boxes are not the full scan's")
+        #expect(Double(exact) >= 0.99 * Double(expected), "\(exact) of \(expected) faces")
+        #expect(tracking.scansAcrossZooms >= 120, "\(tracking.scansAcrossZooms) frames followed through a zoom")
+        #expect(tracking.scans.full <= 64 && tracking.scans.sceneChanges <= 4, "\(tracking.scans)")
     }
 }

@@ -159,6 +159,9 @@ package final class FaceDetector {
     package private(set) var scans = (full: 0, sceneChanges: 0, regions: 0, held: 0)
     /// Region scans that also looked along a pan's leading edges (`Configuration.panBands`).
     package private(set) var scansAlongPans = 0
+    /// Region scans of a frame where most of the view changed, zoomed (`ViewZoom`), that
+    /// would otherwise have been scanned whole.
+    package private(set) var scansAcrossZooms = 0
     /// Whether the last full scan asked for beside could start (the one before was done).
     private var fullScansKeepUp = true
     /// Where the C API writes an error message; kept so the per-frame path allocates nothing.
@@ -339,6 +342,7 @@ package final class FaceDetector {
             width: pixels.width, height: pixels.height,
             levelSizes: boxSizes(width: pixels.width, height: pixels.height), reach: { $0 * reach })
         if regions.alongPan { scansAlongPans += 1 }
+        if tracking.viewZoom != nil { scansAcrossZooms += 1 }
         return try detect(in: pixels, regions: regions.regions)
     }
 

@@ -7,8 +7,9 @@ import SightlineCore
 /// - along the frame's edges where something changed, at every size the detector finds, for
 ///   faces that enter: dlib finds a face once it is (nearly) wholly in, so a band as deep as
 ///   that face is wide, and as far again as it moves in a frame, holds it;
-/// - everywhere, when most of the frame changed at once (a cut, a camera turned or zoomed):
-///   then the frame is scanned whole.
+/// - when most of the frame changed at once: a zoom (`ViewZoom`) moves and scales the
+///   tracked faces with the view, and brings something in along the edges where the view
+///   now reaches further; anything else (a cut, a camera turned) is scanned whole.
 ///
 /// Not thread-safe: belongs to its detector.
 struct RegionTracking {
@@ -97,13 +98,15 @@ struct RegionTracking {
     /// frame before, in pixels (`now[i]` shows what `before[i + shift]` did). What the pan
     /// brings in enters at the edges it moves away from.
     private var viewShift: (x: Int, y: Int)?
+    /// When most of the view changed since the frame before and a zoom explains it: which.
+    private(set) var viewZoom: ViewZoom?
 
     init(fullScanInterval: Int) { self.fullScanInterval = fullScanInterval }
 
     /// Compares the frame about to be analysed with the one before and keeps which blocks
-    /// changed; true when most did (scan it whole). `blocks` is left holding the frame before
-    /// (its storage reused for the next frame's). `measuringPan`: if the camera moved, how
-    /// far is measured, for bands along the edges the view comes in at.
+    /// changed; true when most did and no zoom explains it (scan it whole). `blocks` is left
+    /// holding the frame before (its storage reused for the next frame's). `measuringPan`: if
+    /// the camera moved, how far is measured, for bands along the edges the view comes in at.
     mutating func compare(_ blocks: inout LumaBlocks, measuringPan: Bool = false) -> Bool {
         var count = 0
         if blocks.comparable(with: previous) {
@@ -118,7 +121,9 @@ struct RegionTracking {
         cameraStill = fraction < Self.cameraMoving
         let panning = measuringPan && !cameraStill && fraction < Self.sceneChange && !changed.isEmpty
         viewShift = panning ? Self.shift(of: previous, from: blocks) : nil
-        return !changed.isEmpty && fraction >= Self.sceneChange
+        let viewChanged = !changed.isEmpty && fraction >= Self.sceneChange
+        viewZoom = viewChanged ? ViewZoom.measure(previous, from: blocks, near: viewZoom) : nil
+        return viewChanged && viewZoom == nil
     }
 
     /// The regions to scan in a frame of this size between full scans, and whether they
@@ -129,7 +134,15 @@ struct RegionTracking {
     ) {
         var regions = tracked.map { face -> FaceDetector.Region in
             let last = Box(face.face)
-            let (predicted, size) = face.predicted(frames: face.missed + 1)
+            var (predicted, size) = face.predicted(frames: face.missed + 1)
+            var sizes = min(last.size, size)...max(last.size, size)
+            if let viewZoom {
+                // Where the view took it, and where its own motion would have.
+                let placed = viewZoom.placed(last)
+                predicted = predicted.union(placed)
+                sizes = min(sizes.lowerBound, placed.size)...max(sizes.upperBound, placed.size)
+                size = sizes.upperBound
+            }
             let shift = (predicted.center.x - last.center.x, predicted.center.y - last.center.y)
             // Until its motion is measured a face may already be moving fast: look further.
             let margin =
@@ -137,12 +150,13 @@ struct RegionTracking {
                 ? reach(max(last.size, size)) + (shift.0 * shift.0 + shift.1 * shift.1).squareRoot() / 2
                 : max(reach(last.size), last.size * Self.unmeasuredReach)
             return FaceDetector.Region(
-                area: last.union(predicted).grown(by: margin), sizes: min(last.size, size)...max(last.size, size),
+                area: last.union(predicted).grown(by: margin), sizes: sizes,
                 neighbourLevels: true)
         }
         guard cameraStill else {
-            let pan = panBands(width: width, height: height, levelSizes: levelSizes, reach: reach)
-            return (regions + pan, !pan.isEmpty)
+            let entering = viewZoom?.uncovered(width: width, height: height) ?? panEdges
+            let edges = bands(entering: entering, width: width, height: height, levelSizes: levelSizes, reach: reach)
+            return (regions + edges, viewZoom == nil && !edges.isEmpty)
         }
         // What changed where a tracked face is looked for already is that face moving.
         let searched = regions.map(\.area)
@@ -163,23 +177,30 @@ struct RegionTracking {
         return (regions, false)
     }
 
-    /// While the camera moves (and `viewShift` was measured): along each edge the view comes
-    /// in at, over its whole length, a band at every level as deep as that level's face is
-    /// wide, plus a frame's motion of its own and the view's shift. dlib finds a face once
-    /// it is all but wholly in, so one that came in with this frame lies in it.
-    private func panBands(width: Int, height: Int, levelSizes: [Double], reach: (Double) -> Double)
-        -> [FaceDetector.Region]
-    {
+    /// While the camera pans (and `viewShift` was measured): the edges the view comes in
+    /// at, and by how many pixels.
+    private var panEdges: [(edge: Edge, by: Double)] {
         guard let shift = viewShift else { return [] }
-        let entering: [(edge: Edge, by: Int)] = [
-            (shift.x > 0 ? .right : .left, abs(shift.x)), (shift.y > 0 ? .bottom : .top, abs(shift.y)),
+        return [
+            (shift.x > 0 ? .right : .left, Double(abs(shift.x))),
+            (shift.y > 0 ? .bottom : .top, Double(abs(shift.y))),
         ]
-        return levelSizes.flatMap { size in
+    }
+
+    /// Along each edge the view comes in at (by more than nothing), over its whole length, a
+    /// band at every level as deep as that level's face is wide, plus a frame's motion of
+    /// its own and how far the view came in. dlib finds a face once it is all but wholly
+    /// in, so one that came in with this frame lies in it.
+    private func bands(
+        entering: [(edge: Edge, by: Double)], width: Int, height: Int, levelSizes: [Double],
+        reach: (Double) -> Double
+    ) -> [FaceDetector.Region] {
+        levelSizes.flatMap { size in
             entering.filter { $0.by > 0 }.map { edge, by in
                 let along = edge == .left || edge == .right ? height : width
                 return FaceDetector.Region(
                     area: edge.band(
-                        depth: size + reach(size) + Double(by), extent: 0...(along - 1), overhang: size / 2,
+                        depth: size + reach(size) + by, extent: 0...(along - 1), overhang: size / 2,
                         width: width, height: height),
                     sizes: size...size, neighbourLevels: false)
             }
