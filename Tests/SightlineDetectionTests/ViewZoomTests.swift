@@ -17,31 +17,39 @@ import Testing
     /// 10 to 40 pixels' radius at random places (no two places alike at a block's scale),
     /// zoomed by `scale` about the frame's centre and shifted: what shows at (x, y) is what
     /// the view at rest shows at `centre + (x - centre) / scale + shift`. `seed` picks
-    /// another view altogether (a cut).
-    private func view(scale: Double = 1, shift: (x: Double, y: Double) = (0, 0), seed: UInt64 = 7) -> PixelBuffer {
-        let (width, height) = (Double(Self.width), Double(Self.height))
+    /// another view altogether (a cut). `size` makes the same view at another size, its
+    /// things stretched with it (the shift stays in its pixels).
+    private func view(
+        scale: Double = 1, shift: (x: Double, y: Double) = (0, 0), seed: UInt64 = 7,
+        size: (width: Int, height: Int) = (width, height)
+    ) -> PixelBuffer {
+        let (width, height) = (Double(size.width), Double(size.height))
+        let stretch = (x: width / Double(Self.width), y: height / Double(Self.height))
         // Where the view at `at` shows, along a side of `length` (and back).
         let placed = { (at: Double, length: Double, shift: Double) in length / 2 + (at - length / 2 - shift) * scale }
         let shown = { (at: Double, length: Double, shift: Double) in length / 2 + (at - length / 2) / scale + shift }
         var random = SplitMix(seed: seed)
-        var values = [Double](repeating: 120, count: Self.width * Self.height)
+        var values = [Double](repeating: 120, count: size.width * size.height)
         for _ in 0..<300 {
-            let (u, v) = (Double(random.next() % 800) - 80, Double(random.next() % 640) - 80)
-            let radius = 10 + Double(random.next() % 31)
+            let (u, v) = (
+                (Double(random.next() % 800) - 80) * stretch.x, (Double(random.next() % 640) - 80) * stretch.y
+            )
+            let radius = (10 + Double(random.next() % 31)) * stretch.x
             let brightness = Double(random.next() % 201) - 100
             // The pixels that show the view from u - radius to u + radius (and so down).
             let (left, top) = (placed(u - radius, width, shift.x), placed(v - radius, height, shift.y))
             let (right, bottom) = (placed(u + radius, width, shift.x), placed(v + radius, height, shift.y))
-            for y in stride(from: max(0, Int(top)), to: min(Self.height, Int(bottom) + 1), by: 1) {
-                for x in stride(from: max(0, Int(left)), to: min(Self.width, Int(right) + 1), by: 1) {
+            for y in stride(from: max(0, Int(top)), to: min(size.height, Int(bottom) + 1), by: 1) {
+                for x in stride(from: max(0, Int(left)), to: min(size.width, Int(right) + 1), by: 1) {
                     let at = (shown(Double(x), width, shift.x), shown(Double(y), height, shift.y))
-                    let distance = ((at.0 - u) * (at.0 - u) + (at.1 - v) * (at.1 - v)).squareRoot()
-                    values[y * Self.width + x] += brightness * max(0, 1 - distance / radius)
+                    let (dx, dy) = ((at.0 - u) / stretch.x, (at.1 - v) / stretch.y)
+                    let distance = (dx * dx + dy * dy).squareRoot() * stretch.x
+                    values[y * size.width + x] += brightness * max(0, 1 - distance / radius)
                 }
             }
         }
         let pixels = values.map { UInt8(max(0, min(255, $0.rounded()))) }
-        return PixelBuffer(format: .gray8, width: Self.width, height: Self.height, packedPlanes: [pixels])
+        return PixelBuffer(format: .gray8, width: size.width, height: size.height, packedPlanes: [pixels])
     }
 
     private func blocks(_ pixels: PixelBuffer) throws -> LumaBlocks {
@@ -57,6 +65,18 @@ import Testing
         let zoom = try #require(ViewZoom.measure(blocks(view(scale: scale, shift: (x, y))), from: blocks(view())))
         #expect(abs(zoom.scale - scale) <= 0.01, "\(zoom.scale)")
         #expect(abs(zoom.shift.x - x) <= 2 && abs(zoom.shift.y - y) <= 2, "\(zoom.shift)")
+    }
+
+    /// A frame wider than `longestProfile` blocks (2560x1440: 320 by 180) is measured on
+    /// its blocks averaged in pairs, as closely.
+    @Test func aLargeFramesZoomIsMeasuredOnGroupsOfBlocks() throws {
+        let size = (width: 2560, height: 1440)
+        let zoom = try #require(
+            ViewZoom.measure(
+                blocks(view(scale: 1.04, shift: (12, -8), size: size)), from: blocks(view(size: size))))
+        #expect(abs(zoom.scale - 1.04) <= 0.01, "\(zoom.scale)")
+        #expect(abs(zoom.shift.x - 12) <= 4 && abs(zoom.shift.y + 8) <= 4, "\(zoom.shift)")
+        #expect(zoom.width == 2560 && zoom.height == 1440)
     }
 
     /// Another view altogether is no zoom of the first.

@@ -13,7 +13,8 @@ import SightlineCore
 struct ViewZoom {
     var scale: Double
     var shift: (x: Double, y: Double)
-    /// The extent of the frames' whole blocks, about whose centre the view zooms.
+    /// The extent of the frames the profiles cover (whole blocks, in whole groups), about
+    /// whose centre the view zooms.
     var width, height: Double
 
     /// The zooms a frame is measured for: a fifth in or out between two frames is far more
@@ -36,19 +37,19 @@ struct ViewZoom {
     /// looks everywhere only when that finds none (a sixth of the time it takes).
     static func measure(_ now: LumaBlocks, from before: LumaBlocks, near last: ViewZoom? = nil) -> ViewZoom? {
         guard now.comparable(with: before), now.columns >= 8, now.rows >= 8 else { return nil }
-        let profiles = (
-            x: (profile(of: now, acrossColumns: true), profile(of: before, acrossColumns: true)),
-            y: (profile(of: now, acrossColumns: false), profile(of: before, acrossColumns: false))
-        )
-        let block = Double(LumaBlocks.size)
+        let x = (now: profile(of: now, acrossColumns: true), before: profile(of: before, acrossColumns: true))
+        let y = (now: profile(of: now, acrossColumns: false), before: profile(of: before, acrossColumns: false))
+        // Pixels per entry of each profile.
+        let unit = (x: Double(x.now.blocks * LumaBlocks.size), y: Double(y.now.blocks * LumaBlocks.size))
         func zoom(near: ViewZoom?) -> ViewZoom? {
-            let hint = near.map { (x: ($0.scale, $0.shift.x / block), y: ($0.scale, $0.shift.y / block)) }
-            guard let x = fit(profiles.x.0, to: profiles.x.1, near: hint?.x),
-                let y = fit(profiles.y.0, to: profiles.y.1, near: hint?.y), abs(x.scale / y.scale - 1) <= 0.02
+            let hint = near.map { (x: ($0.scale, $0.shift.x / unit.x), y: ($0.scale, $0.shift.y / unit.y)) }
+            guard let fitX = fit(x.now.values, to: x.before.values, near: hint?.x),
+                let fitY = fit(y.now.values, to: y.before.values, near: hint?.y),
+                abs(fitX.scale / fitY.scale - 1) <= 0.02
             else { return nil }
             let zoom = ViewZoom(
-                scale: (x.scale + y.scale) / 2, shift: (x.shift * block, y.shift * block),
-                width: Double(now.columns) * block, height: Double(now.rows) * block)
+                scale: (fitX.scale + fitY.scale) / 2, shift: (fitX.shift * unit.x, fitY.shift * unit.y),
+                width: Double(x.now.values.count) * unit.x, height: Double(y.now.values.count) * unit.y)
             return zoom.explains(now, from: before) ? zoom : nil
         }
         return last.flatMap { zoom(near: $0) } ?? zoom(near: nil)
@@ -119,17 +120,27 @@ struct ViewZoom {
         return upper * (1 - fy) + lower * fy
     }
 
-    /// The block means averaged down each column of blocks (or along each row).
-    private static func profile(of blocks: LumaBlocks, acrossColumns: Bool) -> [Double] {
+    /// The longest profile matched: a larger frame's blocks are averaged in groups along
+    /// it, so that measuring a 4K frame's zoom costs what a 1280x720 frame's does.
+    static let longestProfile = 160
+
+    /// The block means averaged down each column of blocks (or along each row), in groups
+    /// of `blocks` blocks side by side (the profile of the frame's first `values.count`
+    /// groups, about whose centre a zoom is measured).
+    private static func profile(of blocks: LumaBlocks, acrossColumns: Bool) -> (values: [Double], blocks: Int) {
         let (count, across) = acrossColumns ? (blocks.columns, blocks.rows) : (blocks.rows, blocks.columns)
         var sums = [Int](repeating: 0, count: count)
         for (index, mean) in blocks.means.enumerated() {
             sums[acrossColumns ? index % blocks.columns : index / blocks.columns] += Int(mean)
         }
-        return sums.map { Double($0) / Double(across) }
+        let group = (count + longestProfile - 1) / longestProfile
+        let values = stride(from: 0, to: count - group + 1, by: group).map { first in
+            Double(sums[first..<first + group].reduce(0, +)) / Double(across * group)
+        }
+        return (values, group)
     }
 
-    /// The scale and shift (blocks) for which `now[i]` best matches `before` at
+    /// The scale and shift (profile entries) for which `now[i]` best matches `before` at
     /// `centre + (i - centre) / scale + shift`, interpolated (mean absolute difference over
     /// at least half of `now`): searched coarsely over every scale and shift there can be
     /// (or near `hint`), then finely near the best.
