@@ -83,18 +83,20 @@ def browser():
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
     from selenium.common.exceptions import SessionNotCreatedException
+    from urllib3.exceptions import ReadTimeoutError
     options = Options()
     for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1200,1100",
                      "--disable-dev-shm-usage", "--force-device-scale-factor=1", "--hide-scrollbars"]:
         options.add_argument(argument)
     options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    # A first start can outlast chromedriver's wait for the browser where reading Chromium
-    # is slow (an emulated VM on a loaded machine, over 9p); the second reads it from cache.
+    # A first start can outlast chromedriver's wait for the browser, or selenium's 120 s
+    # wait for chromedriver's answer, where reading Chromium is slow (an emulated VM on a
+    # loaded machine, over 9p); the second reads it from cache.
     for attempt in range(3):
         try:
             return webdriver.Chrome(
                 options=options, service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"))
-        except SessionNotCreatedException:
+        except (SessionNotCreatedException, ReadTimeoutError):
             if attempt == 2:
                 raise
 
