@@ -46,6 +46,14 @@ package struct LumaBlocks: Sendable, Equatable {
         return Int((pairs &* 0x0001_0001_0001_0001) >> 48)
     }
 
+    /// The block means summed down each column of blocks (or along each row): the profile
+    /// a pan or zoom is matched on.
+    package func sums(acrossColumns: Bool) -> [Int] {
+        var sums = [Int](repeating: 0, count: acrossColumns ? columns : rows)
+        for (index, mean) in means.enumerated() { sums[acrossColumns ? index % columns : index / columns] += Int(mean) }
+        return sums
+    }
+
     /// Whether both were measured on frames of the same size (and anything at all).
     package func comparable(with other: LumaBlocks) -> Bool {
         columns == other.columns && rows == other.rows && !means.isEmpty

@@ -226,10 +226,7 @@ struct RegionTracking {
     static func profile(of blocks: LumaBlocks, acrossColumns: Bool) -> [Int] {
         let count = acrossColumns ? blocks.columns : blocks.rows
         guard count > 0 else { return [] }
-        var sums = [Int](repeating: 0, count: count)
-        for (index, mean) in blocks.means.enumerated() {
-            sums[acrossColumns ? index % blocks.columns : index / blocks.columns] += Int(mean)
-        }
+        let sums = blocks.sums(acrossColumns: acrossColumns)
         let block = LumaBlocks.size
         return (0..<(count * block)).map { pixel in
             let at = max(0, pixel - block / 2)

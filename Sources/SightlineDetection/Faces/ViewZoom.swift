@@ -26,7 +26,7 @@ struct ViewZoom {
     /// explained: twice what a block must change by to count as changed at all
     /// (`RegionTracking.blockThreshold`), since the frame before's block means, interpolated,
     /// are a blur of what a zoom shows.
-    static let explainedWithin = 20
+    static let explainedWithin = 2 * RegionTracking.blockThreshold
     /// The fraction of the blocks both frames show that may differ from the prediction by
     /// more (something moving in the view as well): more is a cut, a turn or a crowd.
     static let unexplained = 0.2
@@ -130,10 +130,7 @@ struct ViewZoom {
     /// groups, about whose centre a zoom is measured).
     private static func profile(of blocks: LumaBlocks, acrossColumns: Bool) -> (values: [Double], blocks: Int) {
         let (count, across) = acrossColumns ? (blocks.columns, blocks.rows) : (blocks.rows, blocks.columns)
-        var sums = [Int](repeating: 0, count: count)
-        for (index, mean) in blocks.means.enumerated() {
-            sums[acrossColumns ? index % blocks.columns : index / blocks.columns] += Int(mean)
-        }
+        let sums = blocks.sums(acrossColumns: acrossColumns)
         let group = (count + longestProfile - 1) / longestProfile
         let values = stride(from: 0, to: count - group + 1, by: group).map { first in
             Double(sums[first..<first + group].reduce(0, +)) / Double(across * group)
