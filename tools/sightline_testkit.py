@@ -1,11 +1,14 @@
 """What the tools' end-to-end tests share: counted checks, waiting for a condition, a free
 port, plain HTTP without redirects, whether a console answers, and headless Chromium driven
 by selenium."""
+import atexit
 import io
 import json
 import shutil
 import socket
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -77,28 +80,64 @@ def serving(base, process):
         return False
 
 
+def devtools_answers(port, process):
+    """Whether Chromium's DevTools endpoint answers; a Chromium that exited ends the wait."""
+    if process.poll() is not None:
+        raise RuntimeError(f"chromium exited with {process.returncode}")
+    try:
+        return http(f"http://127.0.0.1:{port}/json/version")[0] == 200
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return False
+
+
 def browser():
-    """Debian's chromium, headless, one CSS pixel per screen pixel."""
+    """Debian's chromium, headless, one CSS pixel per screen pixel, driven by chromedriver.
+
+    Chromium is started here and chromedriver attached to it once its DevTools port answers:
+    chromedriver, starting it itself, gives it 60 s to write that port, and in the vivid VM
+    (an emulated CPU, Chromium read over 9p) on a loaded machine three first starts in a row
+    took longer. `quit()` also ends this Chromium and removes its profile."""
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
-    from selenium.common.exceptions import SessionNotCreatedException
     from urllib3.exceptions import ReadTimeoutError
+    port, profile = free_port(), tempfile.mkdtemp(prefix="sightline-chromium-")
+    process = subprocess.Popen(
+        [shutil.which("chromium") or "/usr/bin/chromium", "--headless=new", "--no-sandbox", "--disable-gpu",
+         "--window-size=1200,1100", "--disable-dev-shm-usage", "--force-device-scale-factor=1",
+         "--hide-scrollbars", "--no-first-run", f"--remote-debugging-port={port}", f"--user-data-dir={profile}",
+         "about:blank"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def close():
+        process.kill()
+        process.wait()
+        shutil.rmtree(profile, ignore_errors=True)
+
+    atexit.register(close)
+    wait_for(lambda: devtools_answers(port, process), timeout=900, step=0.5, what="Chromium's DevTools port")
     options = Options()
-    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1200,1100",
-                     "--disable-dev-shm-usage", "--force-device-scale-factor=1", "--hide-scrollbars"]:
-        options.add_argument(argument)
-    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    # A first start can outlast chromedriver's wait for the browser, or selenium's 120 s
-    # wait for chromedriver's answer, where reading Chromium is slow (an emulated VM on a
-    # loaded machine, over 9p); the second reads it from cache.
+    options.debugger_address = f"127.0.0.1:{port}"
+    # selenium waits 120 s for chromedriver's answer, which a loaded VM can outlast once.
     for attempt in range(3):
         try:
-            return webdriver.Chrome(
+            driver = webdriver.Chrome(
                 options=options, service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"))
-        except (SessionNotCreatedException, ReadTimeoutError):
+            break
+        except ReadTimeoutError:
             if attempt == 2:
                 raise
+    quit = driver.quit
+
+    def quit_and_close():
+        try:
+            quit()
+        finally:
+            close()
+            atexit.unregister(close)
+
+    driver.quit = quit_and_close
+    return driver
 
 
 def screenshot(driver):
