@@ -127,6 +127,9 @@ def browser():
         except ReadTimeoutError:
             if attempt == 2:
                 raise
+    # Each command then waits as long as the machine takes (selenium's own bound is 120 s: a
+    # first page load in the loaded VM took longer).
+    driver.command_executor.client_config.timeout = 900
     quit = driver.quit
 
     def quit_and_close():
