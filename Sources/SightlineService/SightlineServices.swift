@@ -118,6 +118,9 @@ package final class SightlineServices: Sendable {
             var runner: SourceRunner?
             var recorderEndpoints: [Endpoint] = [local]
             var recorderCurve: CurveClient?
+            // Before the source binds the bus: a directory that cannot be written to is the
+            // error `run` reports, not a busy port.
+            if let recording = source.recording { try RecordingDirectory.prepare(recording.directory) }
             if var pipeline = source.pipeline {
                 switch configuration.bus {
                 case .perSource:

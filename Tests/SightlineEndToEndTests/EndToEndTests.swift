@@ -532,9 +532,13 @@ let logger = Logger(label: "test")
         try expectOneLineError(
             ["record", "--out", "/proc/sightline-recordings"],
             mentioning: "cannot record to /proc/sightline-recordings:")
-        try expectOneLineError(
-            ["run", "--record", "/proc/sightline-recordings"],
-            mentioning: "cannot record to /proc/sightline-recordings:")
+        // Said even when the port to publish on is busy: the directory is checked first.
+        let busy = try Endpoint("tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())")
+        try withExtendedLifetime(try Publisher(endpoint: busy, logger: logger)) {
+            try expectOneLineError(
+                ["run", "--record", "/proc/sightline-recordings", "--publish", busy.string],
+                mentioning: "cannot record to /proc/sightline-recordings:")
+        }
         try expectOneLineError(["record", "--segment", "ten"], mentioning: "--segment 'ten' is not a duration")
     }
 

@@ -37,7 +37,10 @@ import Testing
     @Test func recordingOutlivesAReaderThatGoesAway() throws {
         let out = directory.file("closed-stdout")
         let outcome = try cli.sightline(
-            ["run", "--realtime", "--print", "--record", out], timeout: 120, stdoutClosedAfter: 100)
+            [
+                "run", "--realtime", "--print", "--record", out, "--publish",
+                "tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())",
+            ], timeout: 120, stdoutClosedAfter: 100)
         #expect(outcome.status == 0, "\(outcome.stderrLines)")
         #expect(outcome.stdout.utf8.count == 100)
         #expect(outcome.stderrLines.filter { $0.contains("standard output is closed") }.count == 1)
