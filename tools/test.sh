@@ -32,6 +32,13 @@ summary() {
   else
     echo "Skipped: nothing"
   fi
+  # What failed, again at the end: a CI log is often read from its tail alone.
+  local failed
+  failed=$(grep -aE "✘ Test .* recorded an issue|: FAILED: " "$log" | cut -c1-500 | head -n 40 || true)
+  if [ -n "$failed" ]; then
+    echo "Failed:"
+    sed 's/^/  /' <<<"$failed"
+  fi
   rm -f "$log"
   exit "$status"
 }
