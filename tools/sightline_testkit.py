@@ -70,24 +70,19 @@ def http(url, headers=None, data=None):
         return error.code, dict(error.headers), error.read()
 
 
-def serving(base, process):
-    """Whether the console answers; a console that exited ends the wait (its error shows)."""
+def answers(url, process, name):
+    """Whether `url` answers 200; `process` having exited ends the wait (its error shows)."""
     if process.poll() is not None:
-        raise RuntimeError(f"the console exited with {process.returncode}")
+        raise RuntimeError(f"{name} exited with {process.returncode}")
     try:
-        return http(base + "/health")[0] == 200
-    except urllib.error.URLError:
-        return False
-
-
-def devtools_answers(port, process):
-    """Whether Chromium's DevTools endpoint answers; a Chromium that exited ends the wait."""
-    if process.poll() is not None:
-        raise RuntimeError(f"chromium exited with {process.returncode}")
-    try:
-        return http(f"http://127.0.0.1:{port}/json/version")[0] == 200
+        return http(url)[0] == 200
     except (urllib.error.URLError, ConnectionError, TimeoutError):
         return False
+
+
+def serving(base, process):
+    """Whether the console answers."""
+    return answers(base + "/health", process, "the console")
 
 
 def browser():
@@ -115,7 +110,8 @@ def browser():
         shutil.rmtree(profile, ignore_errors=True)
 
     atexit.register(close)
-    wait_for(lambda: devtools_answers(port, process), timeout=900, step=0.5, what="Chromium's DevTools port")
+    devtools = f"http://127.0.0.1:{port}/json/version"
+    wait_for(lambda: answers(devtools, process, "chromium"), timeout=900, step=0.5, what="Chromium's DevTools port")
     options = Options()
     options.debugger_address = f"127.0.0.1:{port}"
     # selenium waits 120 s for chromedriver's answer, which a loaded VM can outlast once.
