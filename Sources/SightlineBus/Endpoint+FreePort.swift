@@ -17,22 +17,21 @@ extension Endpoint {
         let ports = portsBelowEphemeral
         for _ in 0..<ports.count {
             let port = ports.lowerBound + nextPort.add(1, ordering: .relaxed).oldValue % ports.count
-            if isFree(port) { return port }
+            if boundPort(port) == port { return port }
         }
         return boundPort(0)
     }
 
     /// The range walked: up to 8,000 ports below the first of `ip_local_port_range`
-    /// (32768 by default), starting at a place of this process's own.
+    /// (32768 by default).
     private static let portsBelowEphemeral: Range<Int> = {
         let text = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? ""
         let first = text.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } ?? 32768
         return max(1024, first - 8000)..<max(1025, first)
     }()
 
+    /// Where the next call starts in that range: a place of this process's own at first.
     private static let nextPort = Atomic<Int>(Int(getpid()) % 8000)
-
-    private static func isFree(_ port: Int) -> Bool { boundPort(port) == port }
 
     /// Binds a socket to `port` on 127.0.0.1 (0: the kernel's pick) and closes it; the port
     /// it had, or 0 when it could not bind.

@@ -115,32 +115,32 @@ package final class SightlineServices: Sendable {
                     directories: Array(Set(recordings.map(\.directory))).sorted(), sourceID: nil)
             ], logger: logger)
         for source in configuration.sources {
-            var runner: SourceRunner?
+            var pipeline = source.pipeline
             var recorderEndpoints: [Endpoint] = [local]
             var recorderCurve: CurveClient?
-            // Before the source binds the bus: a directory that cannot be written to is the
-            // error `run` reports, not a busy port.
-            if let recording = source.recording { try RecordingDirectory.prepare(recording.directory) }
-            if var pipeline = source.pipeline {
+            if pipeline != nil {
                 switch configuration.bus {
                 case .perSource:
                     let own = try Endpoint("inproc://sightline-\(source.id)")
-                    pipeline.bus.alsoPublish.append(own)
+                    pipeline?.bus.alsoPublish.append(own)
                     recorderEndpoints = [own]
                 case .shared, .broker, .remote:
-                    pipeline.bus.publishing = .broker(frontend)
+                    pipeline?.bus.publishing = .broker(frontend)
                 }
                 localEndpoints[source.id] = recorderEndpoints[0]
-                runner = try Self.runner(pipeline, reopen: configuration.reopenFailedSources, logger: logger)
             } else if case .remote(let endpoints, let curve) = configuration.bus {
                 (recorderEndpoints, recorderCurve) = (endpoints, curve)
             }
-            var recorder: RecorderService?
-            if let recording = source.recording {
-                recorder = try RecorderService(
+            // The recorder before the source, which binds the bus as `run` opens it: a
+            // directory that cannot be written to is the error reported, not a busy port.
+            let recorder = try source.recording.map { recording in
+                try RecorderService(
                     configuration: recording, endpoints: recorderEndpoints, curve: recorderCurve,
                     untilSourceStops: configuration.recordUntilSourceStops, retention: retention,
-                    announcesWaiting: runner == nil, logger: logger)
+                    announcesWaiting: pipeline == nil, logger: logger)
+            }
+            let runner = try pipeline.map {
+                try Self.runner($0, reopen: configuration.reopenFailedSources, logger: logger)
             }
             runners += runner.map { [$0] } ?? []
             recorders += recorder.map { [$0] } ?? []
