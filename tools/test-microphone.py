@@ -3,7 +3,8 @@
 --audio-device …` against the kernel's vivid camera and snd-aloop loopback sound card (run
 inside vivid-run with VIVID_EXTRA_MODULES=snd-aloop by tools/test.sh). A 1 kHz tone is
 played into one side of the loopback and recorded from the other. Checks: `devices` lists
-the capture PCMs; a missing and a busy device each give one line naming what exists; the
+the capture PCMs; a missing and a busy device each give one line naming what exists (a
+missing one even when the bus's port is taken); the
 recording holds AAC at 48 kHz stereo with the tone, as long as the video; unbinding the
 sound card is published as `interrupted` naming the device, the video goes on, binding it
 again (after over ten seconds away) is `resumed` and the sound comes back, still in step
@@ -17,6 +18,7 @@ import json
 import os
 import pathlib
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -66,6 +68,15 @@ missing = sightline("run", "--source", "/dev/video0", "--audio-device", "hw:9,0"
 check("a missing device is one line naming what exists", one_line_error(
     missing, "cannot open audio device hw:9,0: no such capture device; capture devices: hw:0,0 (Loopback: Loopback PCM)"),
     missing.stderr)
+# The microphone opens with the camera, before the bus is bound: with the bus's port taken,
+# the missing device is still what is said.
+with socket.socket() as taken:
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    missing = sightline("run", "--source", "/dev/video0", "--audio-device", "hw:9,0", "--publish",
+                        f"tcp://127.0.0.1:{taken.getsockname()[1]}")
+check("a missing device is said before a busy port", one_line_error(
+    missing, "cannot open audio device hw:9,0: no such capture device"), missing.stderr)
 
 player = play_tone()
 out = work / "recordings"

@@ -169,22 +169,28 @@ extension AnalysisPipeline {
 
     /// The source's sound: a camera's microphone, or a file's or stream's own audio.
     struct Sound {
-        var microphone: Microphone?
         /// The microphone's publishing (a file's is driven by the file).
         var publishing: AudioPublishing?
         var counters: AudioCountersCell?
 
-        init(_ configuration: PipelineConfiguration, file: MediaFileSource?, publisher: Publisher, logger: Logger)
-            throws
-        {
-            if case .camera(_, _, let device?) = configuration.source {
-                let microphone = try Microphone(device: device, logger: logger)
-                logger.info(
-                    "microphone",
-                    metadata: [
-                        "device": "\(device)", "mode": "\(microphone.mode)", "chosen": "\(microphone.modeWasChosen)",
-                    ])
-                self.microphone = microphone
+        /// A camera's microphone, opened with the camera and before the bus is bound, so that
+        /// a missing or busy sound card is the error reported, not a busy port.
+        static func openMicrophone(_ configuration: PipelineConfiguration, logger: Logger) throws -> Microphone? {
+            guard case .camera(_, _, let device?) = configuration.source else { return nil }
+            let microphone = try Microphone(device: device, logger: logger)
+            logger.info(
+                "microphone",
+                metadata: [
+                    "device": "\(device)", "mode": "\(microphone.mode)", "chosen": "\(microphone.modeWasChosen)",
+                ])
+            return microphone
+        }
+
+        init(
+            _ configuration: PipelineConfiguration, microphone: Microphone?, file: MediaFileSource?,
+            publisher: Publisher, logger: Logger
+        ) {
+            if let microphone {
                 publishing = AudioPublishing(
                     publisher: publisher, sourceID: configuration.sourceID, format: microphone.description.output)
                 counters = microphone.counters

@@ -177,12 +177,14 @@ package final class AnalysisPipeline: Service, Sendable {
         logger[metadataKey: "source"] = "\(configuration.sourceID)"
         self.logger = logger
         let (source, file) = try Self.open(configuration.source, logger: logger, interrupt: interrupt)
+        microphone = try Sound.openMicrophone(configuration, logger: logger)
         cameraControls = (source as? V4L2Source)?.controls
         let isLive = Self.isLive(configuration.source, file: file)
         let discardLateFrames = configuration.detection.discardLateFrames ?? isLive
         analysisMode = discardLateFrames ? .dropLate : .everyFrame
-        // Detectors check their settings before anything is bound, so a bad option is the
-        // error reported, not a busy port.
+        // The source and its microphone open, and detectors check their settings, before
+        // anything is bound, so a missing device or a bad option is the error reported, not a
+        // busy port.
         let detectors = try Detectors(
             configuration.detection, input: source.input, analysingWholeFile: !isLive && !discardLateFrames,
             logger: logger)
@@ -204,8 +206,8 @@ package final class AnalysisPipeline: Service, Sendable {
         if configuration.video.mode != .off {
             outputs.video(video, from: file, reencode: configuration.video.reencode)
         }
-        let sound = try Sound(configuration, file: file, publisher: publisher, logger: logger)
-        (microphone, microphonePublishing, audioCounters) = (sound.microphone, sound.publishing, sound.counters)
+        let sound = Sound(configuration, microphone: microphone, file: file, publisher: publisher, logger: logger)
+        (microphonePublishing, audioCounters) = (sound.publishing, sound.counters)
         let (publisher, sourceID, currentState) = (self.publisher, configuration.sourceID, StateCell())
         self.currentState = currentState
         let controls = cameraControls
