@@ -100,6 +100,10 @@ final class AlsaCapture {
     /// (room for `periodFrames`).
     func read(into buffer: UnsafeMutableRawPointer, timeout: Duration) -> Read {
         guard let pcm else { return .lost(reason: "closed") }
+        // A prepared capture stream waits for a start: the first read's, so that the time
+        // between opening the device and reading it (the rest of the pipeline opening, a
+        // wait for a subscriber) fills no buffer; or the one after an overrun.
+        if snd_pcm_state(pcm) == SND_PCM_STATE_PREPARED { snd_pcm_start(pcm) }
         let waited = snd_pcm_wait(pcm, Int32(timeout.milliseconds))
         if waited == 0 { return .idle }
         let count = waited < 0 ? snd_pcm_sframes_t(waited) : snd_pcm_readi(pcm, buffer, snd_pcm_uframes_t(periodFrames))
@@ -107,8 +111,7 @@ final class AlsaCapture {
         if count == -snd_pcm_sframes_t(EPIPE) || count == -snd_pcm_sframes_t(ESTRPIPE),
             snd_pcm_recover(pcm, Int32(count), 1) >= 0
         {
-            // An overrun, or a suspend and resume: a prepared capture stream waits for a start.
-            snd_pcm_start(pcm)
+            // An overrun, or a suspend and resume: recovered to prepared, started at the next read.
             return .overrun
         }
         guard count > 0 else {
@@ -181,13 +184,13 @@ final class AlsaCapture {
         var buffer = period * 8
         try check(snd_pcm_hw_params_set_buffer_size_near(pcm, hardware, &buffer), "buffer size")
         try check(snd_pcm_hw_params(pcm, hardware), "cannot apply \(mode)")
-        try start(pcm, name: name, period: period)
+        try prepare(pcm, name: name, period: period)
         return (mode, Int(period))
     }
 
     /// Sets the software parameters (timestamps on CLOCK_MONOTONIC, the camera's clock; a
-    /// read wakes once a period is there) and starts capturing.
-    private static func start(_ pcm: OpaquePointer, name: String, period: snd_pcm_uframes_t) throws {
+    /// read wakes once a period is there) and prepares capturing, which the first read starts.
+    private static func prepare(_ pcm: OpaquePointer, name: String, period: snd_pcm_uframes_t) throws {
         var software: OpaquePointer?
         snd_pcm_sw_params_malloc(&software)
         guard let software else { throw SightlineError.invalidArgument("out of memory") }
@@ -198,7 +201,6 @@ final class AlsaCapture {
         snd_pcm_sw_params_set_avail_min(pcm, software, period)
         try check(snd_pcm_sw_params(pcm, software), "software parameters", device: name)
         try check(snd_pcm_prepare(pcm), "cannot prepare", device: name)
-        try check(snd_pcm_start(pcm), "cannot start", device: name)
     }
 
     private static func check(_ result: Int32, _ what: String, device name: String) throws {
