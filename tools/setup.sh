@@ -25,6 +25,10 @@ packages=(
   prometheus                                                    # promtool checks the /metrics text
   python3 python3-zmq                                           # the example client
   chromium chromium-driver                                      # the console's browser tests
+  # A real RTSP camera for the network-source tests: GStreamer's RTSP server, driven from
+  # Debian's own /usr/bin/python3 (python3-gi imports there, not in another Python on PATH).
+  gir1.2-gst-rtsp-server-1.0 python3-gi gir1.2-gstreamer-1.0
+  gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav
 )
 
 missing=()

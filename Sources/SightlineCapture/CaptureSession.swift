@@ -31,7 +31,13 @@ package final class CaptureSession: Sendable {
         var framesIn = 0
         var skipped: [String: Int] = [:]
         var interruptions = 0
+        var reconnects = 0
+        var disconnected = Duration.zero
+        /// Since when the source is interrupted, and the reason last said.
+        var outage: (since: ContinuousClock.Instant, reason: String)?
         var newestFrame: (time: MediaTime, wallTimeNs: UInt64)?
+        /// When the newest frame came, or when the session started before the first.
+        var lastFrameAt: ContinuousClock.Instant?
     }
 
     /// The session takes ownership of `source`: from now on only its capture thread uses it.
@@ -49,6 +55,16 @@ package final class CaptureSession: Sendable {
     package var endReason: String? { source.value.endReason }
 
     package var input: InputDescription { source.value.input }
+
+    /// How long since the newest frame came (since `run()` started, before the first), while
+    /// the source is not interrupted: an interruption is a state of its own. Nil before
+    /// `run()`. Any thread.
+    package var timeWithoutFrames: Duration? {
+        state.withLock { state in state.outage == nil ? state.lastFrameAt.map { .now - $0 } : nil }
+    }
+
+    /// How long the source has been interrupted, while it is. Any thread.
+    package var timeInterrupted: Duration? { state.withLock { $0.outage.map { .now - $0.since } } }
 
     /// The newest frame's media time; nil before the first. Any thread.
     package var newestFrameTime: MediaTime? { state.withLock { $0.newestFrame?.time } }
@@ -72,6 +88,8 @@ package final class CaptureSession: Sendable {
             result.framesIn = $0.framesIn
             result.sourceSkipped = $0.skipped
             result.interruptions = $0.interruptions
+            result.reconnects = $0.reconnects
+            result.disconnectedSeconds = ($0.disconnected + ($0.outage.map { .now - $0.since } ?? .zero)).seconds
         }
         for output in outputs { result.outputs[output.name] = output.counters }
         return result
@@ -103,12 +121,14 @@ package final class CaptureSession: Sendable {
 
     private func captureLoop() throws -> Completion {
         var lastSkipLog = ContinuousClock.now - .seconds(10)
+        state.withLock { $0.lastFrameAt = .now }
         while !stopRequested.load(ordering: .acquiring) {
             switch try source.value.read() {
             case .frame(let frame):
                 state.withLock {
                     $0.framesIn += 1
                     $0.newestFrame = (frame.time, frame.wallClockNanoseconds)
+                    $0.lastFrameAt = .now
                 }
                 for output in outputs { output.offer(frame) }
             case .skipped(let reason, let count):
@@ -122,11 +142,28 @@ package final class CaptureSession: Sendable {
                     lastSkipLog = .now
                 }
             case .interrupted(let reason):
-                state.withLock { $0.interruptions += 1 }
-                logger.warning("source interrupted; reconnecting", metadata: ["reason": "\(reason)"])
+                // One outage is counted and said once; a new reason during it (the camera
+                // answers again, but refuses the password) is said once more.
+                let isNew = state.withLock { state -> Bool in
+                    defer { state.outage = (state.outage?.since ?? .now, reason) }
+                    guard state.outage == nil else { return false }
+                    state.interruptions += 1
+                    return true
+                }
+                logger.warning(
+                    isNew ? "source interrupted; reconnecting" : "source still away; reconnecting",
+                    metadata: ["reason": "\(reason)"])
                 onSourceEvent(.interrupted(reason: reason))
             case .resumed:
-                logger.notice("source resumed")
+                let away = state.withLock { state -> Duration in
+                    let away = state.outage.map { .now - $0.since } ?? .zero
+                    state.disconnected += away
+                    state.reconnects += 1
+                    state.outage = nil
+                    state.lastFrameAt = .now
+                    return away
+                }
+                logger.notice("source resumed", metadata: ["awaySeconds": "\(String(format: "%.1f", away.seconds))"])
                 onSourceEvent(.resumed)
             case .end:
                 return stopRequested.load(ordering: .acquiring) ? .stopped : .endOfSource

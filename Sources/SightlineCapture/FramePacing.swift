@@ -56,9 +56,18 @@ struct FramePacing {
             let took = now - decodeStarted
             decodeTime = decodeTime.map { $0 + (took - $0) / 10 } ?? took
         }
-        let due: ContinuousClock.Instant
+        var due: ContinuousClock.Instant
         if let origin {
             due = origin.at + .seconds(Double(pts - origin.pts) * tickSeconds)
+            // A jump of the timestamps (a stream's clock reset or wrapped, an edited file)
+            // is not a wait of hours, nor a burst of frames all late: the frame is due one
+            // interval after the last, and the frames after it keep time from it.
+            if let expected = nextDue, let frameInterval,
+                due - expected > Self.largestJump(frameInterval) || expected - due > Self.largestJump(frameInterval)
+            {
+                due = max(now, expected)
+                self.origin = (pts, due)
+            }
         } else {
             // The first frame, or the first after a loop, one interval after the last.
             due = max(now, nextDue ?? now)
@@ -68,6 +77,10 @@ struct FramePacing {
         interrupt.sleep(until: due)
         return max(.zero, now - due)
     }
+
+    /// How far a frame may be off its place one interval after the last before its
+    /// timestamps are taken to have jumped: a second, or four intervals of a slower stream.
+    static func largestJump(_ frameInterval: Duration) -> Duration { max(.seconds(1), frameInterval * 4) }
 
     /// After looping back to the start, whose timestamps begin again: the next frame sets a
     /// new origin.

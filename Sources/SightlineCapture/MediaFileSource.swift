@@ -8,6 +8,13 @@ import Synchronization
 ///
 /// Frames come with the stream's own timestamps. Decoded planes are handed on without a
 /// copy when their layout is one Sightline knows; other layouts are converted to yuv420p.
+///
+/// A live network stream (`isLiveStream`) never ends by itself: its end, a reset connection,
+/// or no video packet for `networkTimeout` is a disconnection. `read()` then reports
+/// `.interrupted`, opens the stream again with back-off (`ReconnectBackoff`) and reports
+/// `.resumed` when it is back, its timestamps moved on so that media time keeps increasing
+/// across the outage (by the outage's length). A camera that comes back in another format
+/// carries the new one on (`input`, the parameter sets of its key frames).
 package final class MediaFileSource: FrameSource {
     package struct Options: Sendable {
         /// Pace delivery to the timestamps, like a live camera; otherwise as fast as possible.
@@ -19,6 +26,11 @@ package final class MediaFileSource: FrameSource {
         package var networkTimeout: Duration = .seconds(5)
         /// What to do with the source's audio; nil: carry it on as AAC when it has some.
         package var audio: AudioMode?
+        /// How a live stream that dropped is opened again.
+        package var reconnect = ReconnectBackoff()
+        /// How an RTSP stream's packets travel: `tcp` (interleaved in the RTSP connection,
+        /// through any NAT or firewall) or `udp`; nil: FFmpeg's choice (UDP, then TCP).
+        package var rtspTransport: RTSPTransport?
         package init(realtime: Bool = false, loop: Bool = false, audio: AudioMode? = nil) {
             self.realtime = realtime
             self.loop = loop
@@ -30,39 +42,62 @@ package final class MediaFileSource: FrameSource {
     /// A URL FFmpeg reads over the network (rtsp://, http:// …): a live source, paced by its
     /// sender, not a file read as fast as it can be.
     package var isNetworkStream: Bool { url.contains("://") && !url.hasPrefix("file:") }
+    /// A stream that goes on until it is stopped, so that its end is a disconnection: a
+    /// camera's protocols (RTSP, RTMP, SRT, UDP, RTP), and HTTP(S) without a duration (a live
+    /// HLS or MJPEG stream, not a file served over HTTP).
+    package let isLiveStream: Bool
     package private(set) var input: InputDescription
     package let options: Options
     private var format: UnsafeMutablePointer<AVFormatContext>?
     private var decoder: UnsafeMutablePointer<AVCodecContext>?
-    private let streamIndex: Int32
-    private let timeBase: AVRational
+    private var streamIndex: Int32
+    private var timeBase: AVRational
     private var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
     private let scaler = PixelScaler()
     /// An allocated frame the decoder had nothing for yet, reused for the next attempt.
     private var spareFrame: UnsafeMutablePointer<AVFrame>?
     /// The stream's H.264 parameter sets, Annex B, when the video is H.264 (else nil): what
     /// `onCompressedPacket` needs to make every key frame self-contained.
-    package let h264ParameterSets: [UInt8]?
+    package private(set) var h264ParameterSets: [UInt8]?
     /// NAL length size when the container stores length-prefixed H.264 (MP4, QuickTime).
-    private let nalLengthSize: Int?
+    private var nalLengthSize: Int?
     /// Called on the capture thread with each compressed video packet, before it is
-    /// decoded, when the video is H.264: for recording without re-encoding. Set it before
-    /// the session starts.
-    package var onCompressedPacket: (@Sendable (VideoAccessUnit) -> Void)?
+    /// decoded, when the video is H.264: for recording without re-encoding; with the
+    /// stream's size (a camera back from a restart may have another). Set it before the
+    /// session starts.
+    package var onCompressedPacket: (@Sendable (VideoAccessUnit, _ width: Int, _ height: Int) -> Void)?
     /// Called on the capture thread with each AAC frame of the source's audio (see
     /// `input.audio`), in order. Set it before the session starts; without it the audio is
     /// neither decoded nor encoded.
     package var onAudioPacket: (@Sendable (EncodedAudioPacket) -> Void)?
     /// What became of the audio so far, for any thread; nil without audio.
-    package var audioCounters: AudioCountersCell? { audio?.shared }
-    private let audio: StreamAudio?
+    package var audioCounters: AudioCountersCell? { audioCountersCell }
+    private let audioCountersCell: AudioCountersCell?
+    private var audio: StreamAudio?
     /// Why the source's audio is left out, when it has audio that cannot be carried on.
     package private(set) var audioProblem: String?
     private let interrupt: InterruptFlag
+    /// Ends FFmpeg's blocking calls at the interrupt or when a live stream says nothing for
+    /// `networkTimeout`; FFmpeg's interrupt callback reads it.
+    private let watchdog: IOWatchdog
     private var draining = false
     private var framesProduced = 0
-    /// Added to timestamps after each loop so media time keeps increasing.
+    /// Added to timestamps after each loop, and after each reconnection, so media time
+    /// keeps increasing.
     private var loopOffset: Int64 = 0
+    /// While a live stream is away: since when, and the back-off of the next try.
+    private var outage: Outage?
+    /// After a reconnection, where the stream's first video packet is put on the media
+    /// timeline (the last frame's time plus the outage); nil once it has been.
+    private var resumeAt: MediaTime?
+    /// Compressed packets without a decode time yet (`timedPackets`), and the last decode
+    /// time given or worked out.
+    private var untimedPackets: [CompressedPacket] = []
+    private var lastCompressedDts: Int64?
+    /// How far presentation runs behind decoding: the stream's reordering (B-frames) in ticks.
+    private var reorderingDelay: Int64 = 0
+    /// When the last video packet of a live stream arrived.
+    private var lastVideoPacket = ContinuousClock.now
     private var lastPts: Int64 = 0
     private var frameDuration: Int64 = 0
     /// Set when frames are paced (`realtime`).
@@ -85,22 +120,14 @@ package final class MediaFileSource: FrameSource {
             }
         }
 
-        let opened = try Self.open(url: url, interrupt: interrupt, timeout: options.networkTimeout)
-        format = opened.format
-        decoder = opened.decoder
-        streamIndex = opened.streamIndex
-        timeBase = opened.timeBase
-        let parameters = opened.format.pointee.streams[Int(opened.streamIndex)]!.pointee.codecpar!.pointee
-        let extradata =
-            parameters.extradata.map { Array(UnsafeBufferPointer(start: $0, count: Int(parameters.extradata_size))) }
-            ?? []
-        if parameters.codec_id != AV_CODEC_ID_H264 {
-            (h264ParameterSets, nalLengthSize) = (nil, nil)
-        } else if let avcC = H264.parameterSets(avcC: extradata) {
-            (h264ParameterSets, nalLengthSize) = (H264.annexB(avcC.units), avcC.lengthSize)
-        } else {
-            (h264ParameterSets, nalLengthSize) = (extradata, nil)
-        }
+        watchdog = IOWatchdog(interrupt: interrupt)
+        let opened = try Self.open(
+            url: url, watchdog: watchdog, timeout: options.networkTimeout, transport: options.rtspTransport)
+        (format, decoder, streamIndex, timeBase, input) = (
+            opened.format, opened.decoder, opened.streamIndex, opened.timeBase, opened.input
+        )
+        isLiveStream = Self.isLive(url: url, format: opened.format)
+        (h264ParameterSets, nalLengthSize) = Self.h264ParameterSets(opened)
         do {
             audio = try StreamAudio(
                 format: opened.format, videoStream: opened.streamIndex, mode: options.audio, url: url)
@@ -109,17 +136,13 @@ package final class MediaFileSource: FrameSource {
             audio = nil
             audioProblem = "\(error)"
         } catch {
-            var decoder: UnsafeMutablePointer<AVCodecContext>? = opened.decoder
-            avcodec_free_context(&decoder)
-            var context: UnsafeMutablePointer<AVFormatContext>? = opened.format
-            avformat_close_input(&context)
+            opened.close()
             throw error
         }
-        input = opened.input
+        audioCountersCell = audio?.shared
         input.audio = audio?.description
-        if let frameRate = input.frameRate, frameRate > 0 {
-            frameDuration = Int64((1 / frameRate / (Double(timeBase.num) / Double(timeBase.den))).rounded())
-        }
+        frameDuration = Self.frameDuration(input, timeBase)
+        reorderingDelay = Self.reorderingDelay(opened, frameDuration)
         if options.realtime {
             pacing = FramePacing(
                 tickSeconds: Double(timeBase.num) / Double(timeBase.den),
@@ -133,23 +156,72 @@ package final class MediaFileSource: FrameSource {
         var streamIndex: Int32
         var timeBase: AVRational
         var input: InputDescription
+
+        func close() {
+            var decoder: UnsafeMutablePointer<AVCodecContext>? = decoder
+            avcodec_free_context(&decoder)
+            var context: UnsafeMutablePointer<AVFormatContext>? = format
+            avformat_close_input(&context)
+        }
+    }
+
+    /// How an RTSP stream's packets travel (`--rtsp-transport`).
+    package enum RTSPTransport: String, Sendable, CaseIterable { case tcp, udp }
+
+    private static let liveSchemes = ["rtsp", "rtsps", "rtmp", "rtmps", "srt", "udp", "rtp", "tcp"]
+
+    private static func isLive(url: String, format: UnsafeMutablePointer<AVFormatContext>) -> Bool {
+        guard let scheme = url.range(of: "://").map({ url[..<$0.lowerBound].lowercased() }) else { return false }
+        if liveSchemes.contains(scheme) { return true }
+        return ["http", "https"].contains(scheme) && format.pointee.duration == cffmpeg_nopts()
+    }
+
+    /// The stream's H.264 parameter sets, Annex B, and the NAL length size when the
+    /// container stores length-prefixed H.264; nil for other codecs.
+    private static func h264ParameterSets(_ opened: Opened) -> ([UInt8]?, Int?) {
+        let parameters = opened.format.pointee.streams[Int(opened.streamIndex)]!.pointee.codecpar!.pointee
+        guard parameters.codec_id == AV_CODEC_ID_H264 else { return (nil, nil) }
+        let extradata =
+            parameters.extradata.map { Array(UnsafeBufferPointer(start: $0, count: Int(parameters.extradata_size))) }
+            ?? []
+        guard let avcC = H264.parameterSets(avcC: extradata) else { return (extradata, nil) }
+        return (H264.annexB(avcC.units), avcC.lengthSize)
+    }
+
+    /// A frame's duration in `timeBase` ticks; 0 when the stream has no frame rate.
+    private static func frameDuration(_ input: InputDescription, _ timeBase: AVRational) -> Int64 {
+        guard let frameRate = input.frameRate, frameRate > 0 else { return 0 }
+        return Int64((1 / frameRate / (Double(timeBase.num) / Double(timeBase.den))).rounded())
+    }
+
+    /// The stream's reordering delay in ticks: the frames its decoder holds back (B-frames).
+    private static func reorderingDelay(_ opened: Opened, _ frameDuration: Int64) -> Int64 {
+        let parameters = opened.format.pointee.streams[Int(opened.streamIndex)]!.pointee.codecpar!.pointee
+        return Int64(max(0, parameters.video_delay)) * frameDuration
     }
 
     /// Opens the container and the best video stream's decoder; on failure, frees what it
     /// opened and throws one line that says why.
-    private static func open(url: String, interrupt: InterruptFlag, timeout: Duration) throws -> Opened {
+    private static func open(
+        url: String, watchdog: IOWatchdog, timeout: Duration, transport: RTSPTransport? = nil
+    ) throws -> Opened {
         // FFmpeg would print every bitstream complaint on stderr; the capture session
         // reports skipped frames itself, counted and rate-limited.
         av_log_set_level(AV_LOG_FATAL)
         var context = avformat_alloc_context()
         context!.pointee.interrupt_callback = AVIOInterruptCB(
             callback: { opaque in
-                Unmanaged<InterruptFlag>.fromOpaque(opaque!).takeUnretainedValue().isSet ? 1 : 0
-            }, opaque: Unmanaged.passUnretained(interrupt).toOpaque())
+                Unmanaged<IOWatchdog>.fromOpaque(opaque!).takeUnretainedValue().shouldGiveUp ? 1 : 0
+            }, opaque: Unmanaged.passUnretained(watchdog).toOpaque())
+        // A server that takes the connection and then says nothing, or a stream that never
+        // sends its video, gives up here too.
+        watchdog.arm(timeout)
+        defer { watchdog.disarm() }
         var dictionary: OpaquePointer?
         let microseconds = String(Int64(timeout / .microseconds(1)))
         av_dict_set(&dictionary, "rw_timeout", microseconds, 0)  // http, tcp, …
         av_dict_set(&dictionary, "timeout", microseconds, 0)  // rtsp socket timeout
+        if let transport { av_dict_set(&dictionary, "rtsp_transport", transport.rawValue, 0) }
         let started = ContinuousClock.now
         /// FFmpeg's reason, unless the other end never answered: a server that takes the
         /// connection and then says nothing fails as "invalid data" once the timeout is up.
@@ -168,6 +240,7 @@ package final class MediaFileSource: FrameSource {
             avformat_close_input(&context)
             return .sourceUnavailable(source: url, reason: reason)
         }
+        watchdog.arm(timeout)  // finding the streams gets a timeout of its own
         let info = avformat_find_stream_info(format, nil)
         guard info >= 0 else { throw fail(reason(info)) }
         var codec: UnsafePointer<AVCodec>?
@@ -189,7 +262,7 @@ package final class MediaFileSource: FrameSource {
         let frameRate = rate.num > 0 && rate.den > 0 ? Double(rate.num) / Double(rate.den) : nil
         let pixelFormatName = av_get_pix_fmt_name(decoder.pointee.pix_fmt).map { String(cString: $0) } ?? "unknown"
         let input = InputDescription(
-            url: url, width: Int(decoder.pointee.width), height: Int(decoder.pointee.height),
+            url: redactingPassword(url), width: Int(decoder.pointee.width), height: Int(decoder.pointee.height),
             pixelFormat: pixelFormatName, frameRate: frameRate, orientation: Self.orientation(of: stream))
         return Opened(
             format: format, decoder: decoder, streamIndex: index, timeBase: stream.pointee.time_base, input: input)
@@ -220,6 +293,7 @@ package final class MediaFileSource: FrameSource {
     package func cancel() { interrupt.set() }
 
     package func read() throws -> SourceRead {
+        if let outage { return reconnect(outage) }
         guard let decoder, let packet, let format else { return .end }
         pacing?.waitToDecode(interrupt: interrupt)
         while !interrupt.isSet {
@@ -241,26 +315,43 @@ package final class MediaFileSource: FrameSource {
             }
             if draining { return .end }
 
+            if isLiveStream { watchdog.arm(options.networkTimeout) }
             let readResult = av_read_frame(format, packet)
+            watchdog.disarm()
+            if interrupt.isSet { return .end }
             if readResult == cffmpeg_averror_eof() {
+                if isLiveStream { return disconnected("the stream ended") }
                 // A looping file's audio goes on across the loop; otherwise this is its end.
                 if !draining, !options.loop, let audio, let onAudioPacket { audio.finish().forEach(onAudioPacket) }
                 draining = true
                 avcodec_send_packet(decoder, nil)
                 continue
             }
-            if readResult == cffmpeg_averror_exit() || interrupt.isSet { return .end }
+            if readResult == cffmpeg_averror_exit() {
+                // The watchdog's deadline, not a stop.
+                guard isLiveStream else { return .end }
+                return disconnected("nothing received for \(options.networkTimeout)")
+            }
             guard readResult >= 0 else {
+                if isLiveStream { return disconnected(ffmpegError(readResult)) }
                 throw SightlineError.sourceFailed(source: url, reason: ffmpegError(readResult))
             }
             defer { av_packet_unref(packet) }
-            if let audio, let onAudioPacket, packet.pointee.stream_index == audio.streamIndex {
-                audio.handle(packet, offset: mediaTime(loopOffset)).forEach(onAudioPacket)
+            guard packet.pointee.stream_index == streamIndex else {
+                if isLiveStream, ContinuousClock.now - lastVideoPacket > options.networkTimeout {
+                    return disconnected("no video for \(options.networkTimeout)")
+                }
+                // Audio before the first video packet after a reconnection has no place on
+                // the timeline yet.
+                if let audio, let onAudioPacket, packet.pointee.stream_index == audio.streamIndex, resumeAt == nil {
+                    audio.handle(packet, offset: mediaTime(loopOffset)).forEach(onAudioPacket)
+                }
                 continue
             }
-            guard packet.pointee.stream_index == streamIndex else { continue }
+            lastVideoPacket = .now
+            if let resumeAt { rebase(packet, to: resumeAt) }
             if let onCompressedPacket, let parameterSets = h264ParameterSets {
-                onCompressedPacket(compressed(packet, parameterSets))
+                for unit in timedPackets(packet, parameterSets) { onCompressedPacket(unit, input.width, input.height) }
             }
             if packet.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 { return .skipped(reason: "corrupt") }
             let sent = avcodec_send_packet(decoder, packet)
@@ -269,9 +360,90 @@ package final class MediaFileSource: FrameSource {
         return .end
     }
 
+    // MARK: Reconnection
+
+    /// A live stream that is away: since when, the back-off of its next try, and the reason
+    /// last reported.
+    private struct Outage {
+        var since = ContinuousClock.now
+        var backoff: ReconnectBackoff
+        var reason: String
+    }
+
+    /// Closes the stream that dropped; the next `read()` opens it again.
+    private func disconnected(_ why: String) -> SourceRead {
+        avcodec_free_context(&decoder)
+        avformat_close_input(&format)
+        av_frame_free(&spareFrame)
+        audio = nil
+        draining = false
+        let reason = "\(redactingPassword(url)): \(why)"
+        outage = Outage(backoff: options.reconnect, reason: reason)
+        // The stream's timestamps start anew when it is back; its first frame comes after
+        // the last one by the outage's length.
+        resumeAt = resumeAt ?? (framesProduced > 0 ? mediaTime(lastPts + max(frameDuration, 1)) : nil)
+        return .interrupted(reason: reason)
+    }
+
+    /// Tries to open the stream again, waiting the back-off before each try, until it opens
+    /// (`.resumed`), the source is cancelled (`.end`), or a try fails for another reason than
+    /// the last one said (`.interrupted` with it: said once, however often it fails so).
+    private func reconnect(_ away: Outage) -> SourceRead {
+        var outage = away
+        while !interrupt.isSet {
+            let delay = outage.backoff.nextDelay()
+            if interrupt.sleep(until: .now + delay) { break }
+            do {
+                try adopt(Self.open(
+            url: url, watchdog: watchdog, timeout: options.networkTimeout, transport: options.rtspTransport))
+                resumeAt = resumeAt.map { $0 + MediaTime(seconds: (ContinuousClock.now - outage.since).seconds, timescale: 1000) }
+                self.outage = nil
+                lastVideoPacket = .now
+                pacing?.restart()
+                return .resumed
+            } catch {
+                outage.backoff.failed(because: "\(error)")
+                if "\(error)" != outage.reason {
+                    outage.reason = "\(error)"
+                    self.outage = outage
+                    return .interrupted(reason: outage.reason)
+                }
+                self.outage = outage
+            }
+        }
+        return .end
+    }
+
+    /// Takes over a stream opened again, in whatever format it now has.
+    private func adopt(_ opened: Opened) {
+        (format, decoder, streamIndex, timeBase) = (opened.format, opened.decoder, opened.streamIndex, opened.timeBase)
+        (h264ParameterSets, nalLengthSize) = Self.h264ParameterSets(opened)
+        let audioInput = input.audio
+        input = opened.input
+        frameDuration = Self.frameDuration(input, timeBase)
+        reorderingDelay = Self.reorderingDelay(opened, frameDuration)
+        (untimedPackets, lastCompressedDts) = ([], nil)
+        // The audio it had goes on; audio that cannot be carried on now is left out.
+        audio = (try? StreamAudio(
+            format: opened.format, videoStream: opened.streamIndex, mode: options.audio, url: url,
+            counters: audioCountersCell ?? AudioCountersCell())) ?? nil
+        input.audio = audio?.description ?? audioInput
+    }
+
+    /// Puts the first video packet after a reconnection, and all after it, at `time`.
+    private func rebase(_ packet: UnsafeMutablePointer<AVPacket>, to time: MediaTime) {
+        let nopts = cffmpeg_nopts()
+        let first = packet.pointee.dts != nopts ? packet.pointee.dts : packet.pointee.pts
+        guard first != nopts else { return }
+        let ticks = Int64((time.seconds * Double(timeBase.den) / Double(timeBase.num)).rounded())
+        loopOffset = ticks - first
+        resumeAt = nil
+    }
+
     private func rewind() throws {
         guard let format, let decoder else { return }
         loopOffset = lastPts + frameDuration
+        lastCompressedDts = nil
         pacing?.restart()
         draining = false
         let seek = av_seek_frame(format, streamIndex, 0, AVSEEK_FLAG_BACKWARD)
@@ -305,8 +477,22 @@ package final class MediaFileSource: FrameSource {
                 wallClockNanoseconds: WallClock.nowNanoseconds() - UInt64(late.seconds * 1e9), index: framesProduced))
     }
 
-    /// The packet as Annex B, with the parameter sets in front of a key frame that lacks them.
-    private func compressed(_ packet: UnsafeMutablePointer<AVPacket>, _ parameterSets: [UInt8]) -> VideoAccessUnit {
+    /// A compressed packet as Annex B, with the parameter sets in front of a key frame that
+    /// lacks them, and its timestamps in ticks (nil where the stream gave none).
+    private struct CompressedPacket {
+        var units: [ArraySlice<UInt8>]
+        var isKey: Bool
+        var pts: Int64?
+        var dts: Int64?
+        var duration: Int64
+    }
+
+    /// The packets ready to publish, in order: this one and those held before it. An RTSP
+    /// stream's first packets come without a decode time (and its first key frame without
+    /// any time) until its first sender report places its RTP clock: they are held until a
+    /// packet with a decode time says where they are, one frame apart before it, each
+    /// missing presentation time its decode time plus the stream's reordering delay.
+    private func timedPackets(_ packet: UnsafeMutablePointer<AVPacket>, _ parameterSets: [UInt8]) -> [VideoAccessUnit] {
         let bytes = Array(UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
         var units =
             nalLengthSize.flatMap { H264.nalUnits(lengthPrefixed: bytes, lengthSize: $0) }
@@ -316,11 +502,32 @@ package final class MediaFileSource: FrameSource {
             units.insert(contentsOf: H264.nalUnits(annexB: parameterSets), at: 0)
         }
         let nopts = cffmpeg_nopts()
-        let dts = (packet.pointee.dts != nopts ? packet.pointee.dts : packet.pointee.pts) + loopOffset
-        let pts = (packet.pointee.pts != nopts ? packet.pointee.pts : packet.pointee.dts) + loopOffset
-        return VideoAccessUnit(
-            nalUnits: units, presentationTime: mediaTime(pts), decodeTime: mediaTime(dts),
-            duration: packet.pointee.duration > 0 ? mediaTime(packet.pointee.duration) : nil, isKeyFrame: isKey)
+        var current = CompressedPacket(
+            units: units, isKey: isKey, pts: packet.pointee.pts != nopts ? packet.pointee.pts : nil,
+            dts: packet.pointee.dts != nopts ? packet.pointee.dts : nil, duration: packet.pointee.duration)
+        let step = max(frameDuration, 1)
+        if current.dts == nil, let last = lastCompressedDts { current.dts = last + step }
+        guard let dts = current.dts else {
+            // Bounded: a stream that never gives a time holds at most a few seconds.
+            if untimedPackets.count >= 300 { untimedPackets.removeFirst() }
+            untimedPackets.append(current)
+            return []
+        }
+        var ready = untimedPackets.enumerated().map { index, held in
+            var held = held
+            held.dts = dts - Int64(untimedPackets.count - index) * step
+            return held
+        }
+        untimedPackets.removeAll()
+        ready.append(current)
+        lastCompressedDts = dts
+        return ready.map { packet in
+            let dts = packet.dts! + loopOffset
+            let pts = (packet.pts.map { $0 + loopOffset } ?? dts + reorderingDelay)
+            return VideoAccessUnit(
+                nalUnits: packet.units, presentationTime: mediaTime(max(pts, dts)), decodeTime: mediaTime(dts),
+                duration: packet.duration > 0 ? mediaTime(packet.duration) : nil, isKeyFrame: packet.isKey)
+        }
     }
 
     private func mediaTime(_ ticks: Int64) -> MediaTime {

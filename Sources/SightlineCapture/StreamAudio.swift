@@ -21,8 +21,9 @@ package enum AudioMode: String, Sendable, CaseIterable {
 final class StreamAudio {
     let description: AudioInputDescription
     let streamIndex: Int32
-    /// What became of the audio, shared with whoever reports it.
-    let shared = AudioCountersCell()
+    /// What became of the audio, shared with whoever reports it (and with the stream's next
+    /// audio after a reconnection, whose counts go on from these).
+    let shared: AudioCountersCell
     private var counters = AudioCounters() {
         didSet { shared.value.withLock { $0 = counters } }
     }
@@ -40,8 +41,13 @@ final class StreamAudio {
 
     /// The audio stream to carry, or nil when there is none or `mode` is `off`. Throws one
     /// line when `mode` asks for what the source cannot give.
-    init?(format: UnsafeMutablePointer<AVFormatContext>, videoStream: Int32, mode: AudioMode?, url: String) throws {
+    init?(
+        format: UnsafeMutablePointer<AVFormatContext>, videoStream: Int32, mode: AudioMode?, url: String,
+        counters shared: AudioCountersCell = AudioCountersCell()
+    ) throws {
         guard mode != .off else { return nil }
+        self.shared = shared
+        counters = shared.counters
         var codec: UnsafePointer<AVCodec>?
         let index = av_find_best_stream(format, AVMEDIA_TYPE_AUDIO, -1, videoStream, &codec, 0)
         guard index >= 0, let stream = format.pointee.streams[Int(index)], let parameters = stream.pointee.codecpar

@@ -327,8 +327,12 @@ public struct PipelineCounters: Sendable, Codable, Equatable {
     /// Frames or packets the source skipped, by reason: `corrupt`, or `driverDropped` for
     /// frames a camera's driver lost before they reached us (its sequence numbers jumped).
     public var sourceSkipped: [String: Int] = [:]
-    /// Times the device failed or disappeared.
+    /// Times the device failed or disappeared, or a live stream dropped.
     public var interruptions: Int = 0
+    /// Times frames came back after an interruption (a camera or stream reconnected).
+    public var reconnects: Int?
+    /// Seconds the source spent interrupted, the outage in progress included.
+    public var disconnectedSeconds: Double?
     public var outputs: [String: OutputCounters] = [:]
     /// Face detection on the frames that reached the detector.
     public var detection: TimingCounters?

@@ -52,8 +52,8 @@ public struct SightlineError: Error, Sendable, Hashable, CustomStringConvertible
 
     public var description: String {
         switch code {
-        case .sourceUnavailable(let source, let reason): "cannot open \(source): \(reason)"
-        case .sourceFailed(let source, let reason): "reading \(source) failed: \(reason)"
+        case .sourceUnavailable(let source, let reason): "cannot open \(redactingPassword(source)): \(reason)"
+        case .sourceFailed(let source, let reason): "reading \(redactingPassword(source)) failed: \(reason)"
         case .invalidEndpoint(let endpoint, let reason): "invalid endpoint '\(endpoint)': \(reason)"
         case .endpointInUse(let endpoint): "endpoint \(endpoint) is already in use by another process"
         case .messaging(let reason): "messaging error: \(reason)"

@@ -5,6 +5,7 @@ import SightlineBus
 import SightlineCapture
 import SightlineCore
 import SightlineDetection
+import Synchronization
 
 /// How a pipeline is put together from its configuration: the source, the detectors, the
 /// outputs frames go to, and the sound. `AnalysisPipeline.init` calls these in that order.
@@ -31,18 +32,24 @@ extension AnalysisPipeline {
         -> AnalysisPipeline
     {
         let interrupt = InterruptFlag()
+        // Some opens cannot be interrupted (a FIFO with no writer blocks in open(2)): a
+        // shutdown answers at once, and the thread, when it returns, closes what it opened.
+        let waiting = Mutex<CheckedContinuation<AnalysisPipeline, Error>?>(nil)
         return try await cancelWhenGracefulShutdown {
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
+                    waiting.withLock { $0 = continuation }
+                    if Task.isCancelled { waiting.withLock { $0.take() }?.resume(throwing: CancellationError()) }
                     Thread.start(named: "opening") {
-                        continuation.resume(
-                            with: Result {
-                                try AnalysisPipeline(configuration: configuration, logger: logger, interrupt: interrupt)
-                            })
+                        let result = Result {
+                            try AnalysisPipeline(configuration: configuration, logger: logger, interrupt: interrupt)
+                        }
+                        waiting.withLock { $0.take() }?.resume(with: result)
                     }
                 }
             } onCancel: {
                 interrupt.set()
+                waiting.withLock { $0.take() }?.resume(throwing: CancellationError())
             }
         }
     }
@@ -156,8 +163,7 @@ extension AnalysisPipeline {
         /// dropping frames.
         mutating func video(_ video: VideoPublishing, from file: MediaFileSource?, reencode: Bool) {
             if let file, file.h264ParameterSets != nil, !reencode {
-                let (width, height) = (file.input.width, file.input.height)
-                file.onCompressedPacket = { video.publishCompressed($0, width: width, height: height) }
+                file.onCompressedPacket = { video.publishCompressed($0, width: $1, height: $2) }
                 return
             }
             all.append(

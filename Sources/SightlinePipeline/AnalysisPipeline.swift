@@ -165,6 +165,16 @@ package final class AnalysisPipeline: Service, Sendable {
     private let microphoneState = StateCell(SourceStatus(state: .running, device: "microphone"))
     /// Whether the detectors drop late frames or see every one, as the status says.
     package let analysisMode: SourceStatus.Analysis
+    /// Frames come in their own time (a camera, a stream, a paced file), so that a pause in
+    /// them is a stall, not detectors the source waits for.
+    private let isLive: Bool
+    /// A live network stream, which reconnects by itself when it drops.
+    package let isLiveStream: Bool
+    /// How long a live source may go without a frame before it counts as stalled: three
+    /// frame intervals, 2 s at least.
+    private let stallLimit: Duration
+    /// Whether the stall in progress has been said (log and status).
+    private let stallSaid = Atomic<Bool>(false)
 
     /// `interrupt`, set from another thread, gives up opening a stream at once.
     package init(
@@ -180,6 +190,9 @@ package final class AnalysisPipeline: Service, Sendable {
         microphone = try Sound.openMicrophone(configuration, logger: logger)
         cameraControls = (source as? V4L2Source)?.controls
         let isLive = Self.isLive(configuration.source, file: file)
+        self.isLive = isLive
+        isLiveStream = file?.isLiveStream ?? false
+        stallLimit = max(.seconds(2), .seconds(3 / max(source.input.frameRate ?? 30, 0.1)))
         let discardLateFrames = configuration.detection.discardLateFrames ?? isLive
         analysisMode = discardLateFrames ? .dropLate : .everyFrame
         // The source and its microphone open, and detectors check their settings, before
@@ -279,7 +292,40 @@ package final class AnalysisPipeline: Service, Sendable {
     /// Where the source stands, for health checks: `started` until it runs, `interrupted`
     /// (with the reason) while a device is gone, `resumed` once back, then `stopped` or
     /// `failed`. Any thread.
-    package var state: SourceStatus { currentState.value.withLock { $0 } }
+    package var state: SourceStatus {
+        let state = currentState.value.withLock { $0 }
+        if [.running, .resumed].contains(state.state), let stall = stallReason {
+            return SourceStatus(state: .interrupted, reason: stall)
+        }
+        return state
+    }
+
+    /// How long the source has been interrupted (a camera or stream away), while it is.
+    /// Any thread.
+    package var timeInterrupted: Duration? { session.timeInterrupted }
+
+    /// Why the live source counts as stalled now (no frame for `stallLimit` while it should
+    /// be running); nil otherwise. Any thread.
+    package var stallReason: String? {
+        guard isLive, [.running, .resumed].contains(currentState.value.withLock({ $0.state })),
+            let without = session.timeWithoutFrames, without > stallLimit
+        else { return nil }
+        return "stalled: no frame for \(String(format: "%.1f", without.seconds)) s"
+    }
+
+    /// Says a stall once when it starts (a warning and an `interrupted` status with its
+    /// reason) and once when frames come again (`resumed`). Called by the status reports.
+    private func reportStall() {
+        let stall = stallReason
+        guard stallSaid.exchange(stall != nil, ordering: .relaxed) != (stall != nil) else { return }
+        if let stall {
+            logger.warning("source stalled", metadata: ["reason": "\(stall)"])
+            publishStatus(SourceStatus(state: .interrupted, reason: stall))
+        } else {
+            logger.notice("source no longer stalled")
+            publishStatus(SourceStatus(state: .resumed))
+        }
+    }
 
     /// Where the microphone stands (`running`, `interrupted` with the reason, `resumed`);
     /// nil without one. It has a state of its own because the video goes on without it.
@@ -407,16 +453,24 @@ package final class AnalysisPipeline: Service, Sendable {
         }
     }
 
-    /// A `running` status with the counters every `statusInterval`, until shut down.
+    /// A `running` status with the counters every `statusInterval`, and a stall said when it
+    /// starts and ends (looked for every second at most), until shut down.
     private struct StatusReports: Service {
         let pipeline: AnalysisPipeline
         let input: InputDescription
 
         func run() async {
+            let interval = pipeline.configuration.statusInterval
+            let tick = min(.seconds(1), interval)
             try? await cancelWhenGracefulShutdown {
+                var nextReport = ContinuousClock.now + interval
                 while true {
-                    try await Task.sleep(for: pipeline.configuration.statusInterval)
-                    pipeline.publishRunningStatus(input)
+                    try await Task.sleep(for: tick)
+                    pipeline.reportStall()
+                    if ContinuousClock.now >= nextReport {
+                        pipeline.publishRunningStatus(input)
+                        nextReport = .now + interval
+                    }
                 }
             }
         }
@@ -455,9 +509,14 @@ package final class AnalysisPipeline: Service, Sendable {
 
     private func publishRunningStatus(_ input: InputDescription) { publishStatus(runningStatus(input)) }
 
+    /// The periodic status: `running`, or `interrupted` with its reason while the source is
+    /// away or stalled, with the counters either way.
     private func runningStatus(_ input: InputDescription) -> SourceStatus {
+        let now = state
         var status = SourceStatus(
-            state: .running, input: input, counters: counters, detections: detections, analysis: analysisMode)
+            state: now.state == .interrupted ? .interrupted : .running, input: input, counters: counters,
+            detections: detections, analysis: analysisMode)
+        if now.state == .interrupted { status.reason = now.reason }
         status.controls = cameraControls?.reported
         return status
     }

@@ -68,6 +68,8 @@ package final class Recorder {
     /// Metadata waiting for its video, and the tracks new files declare.
     private var metadata: MetadataIntake
     private var audio = RecorderAudio()
+    /// The source is away (its last status said `interrupted`): its file was finished.
+    private var sourceAway = false
 
     /// `retention`: the rules to apply after each finished file; by default this source's own
     /// policy from `configuration`. `serve` passes one shared by every source, with the
@@ -103,6 +105,20 @@ package final class Recorder {
             if let state = message.status?.state, state == .stopped || state == .failed {
                 finish()
                 startNewRun()
+            }
+            // The video source went away (not its microphone): the file ends at the outage,
+            // whole, and the next one starts at the first key frame after it.
+            // Said and counted once an outage, however many reasons it is given.
+            switch (message.status?.state, message.status?.device) {
+            case (.interrupted?, nil) where !sourceAway:
+                sourceAway = true
+                counters.sourceOutages += 1
+                finish()
+                logger.notice(
+                    "source away: file finished; the next starts at its first key frame",
+                    metadata: ["source": "\(configuration.sourceID)", "reason": "\(message.status?.reason ?? "")"])
+            case (.resumed?, nil), (.started?, _), (.stopped?, _), (.failed?, _): sourceAway = false
+            default: break
             }
         default:
             if let kind = ObjectKind.carried(by: message.kind) {

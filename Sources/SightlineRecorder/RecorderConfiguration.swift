@@ -42,6 +42,9 @@ package struct RecorderCounters: Sendable, Equatable, Codable {
     /// Video messages lost on the way (sequence gaps), and how many gaps there were.
     package var messagesLost = 0
     package var gaps = 0
+    /// Times the source was away (a camera or stream interrupted, or stalled): each ends the
+    /// file at the outage, and the next file starts at the first key frame after it.
+    package var sourceOutages = 0
     /// Times recording failed (a write or a new file) and left a gap until it resumed.
     package var writeFailures = 0
     package var metadataWritten = 0

@@ -177,6 +177,7 @@ func printLine(_ json: [UInt8]) -> Bool {
 
 extension VideoMode: ExpressibleByArgument {}
 extension AudioMode: ExpressibleByArgument {}
+extension MediaFileSource.RTSPTransport: ExpressibleByArgument {}
 extension FrameInfo.Format: ExpressibleByArgument {}
 
 /// `WIDTHxHEIGHT`, both positive.

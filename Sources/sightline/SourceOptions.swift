@@ -19,6 +19,13 @@ struct SourceOptions: ParsableArguments {
     )
     var source: String?
 
+    @Option(
+        help: """
+            A file whose first line is the password of the stream's user (rtsp://USER@camera/…): kept out of \
+            the process list, the config and every log line.
+            """)
+    var passwordFile: String?
+
     @Option(help: "Camera frame size, WIDTHxHEIGHT (V4L2 devices). Default: the closest to 640x480.")
     var size: String?
 
@@ -71,6 +78,9 @@ struct SourceOptions: ParsableArguments {
             "Seconds opening a stream (rtsp://, http://), or one read of it, may wait for an answer before the source counts as failed (default 5, at most 600)."
     )
     var networkTimeout: Double?
+
+    @Option(help: "How an RTSP stream's packets travel: tcp or udp. Default: UDP, then TCP when UDP gets nothing.")
+    var rtspTransport: MediaFileSource.RTSPTransport?
 
     @OptionGroup(title: "Detection") var detection: DetectionOptions
     @OptionGroup(title: "Identities") var identity: IdentityOptions
@@ -166,26 +176,45 @@ struct SourceOptions: ParsableArguments {
             ]
             if let option = given.first(where: \.1)?.0 {
                 throw SightlineError.invalidArgument(
-                    "\(option) goes with a camera (/dev/video…), not with \(OptionValues.cut(name))")
+                    "\(option) goes with a camera (/dev/video…), not with \(OptionValues.cut(redactingPassword(name)))")
             }
+            let url = try passwordFile.map { try Self.url(name, withPasswordFrom: $0) } ?? name
             var options = MediaFileSource.Options(realtime: realtime, loop: loop, audio: audio)
+            options.rtspTransport = rtspTransport
             if let networkTimeout {
                 options.networkTimeout = try OptionValues.duration(
                     OptionValues.number(networkTimeout, option: "--network-timeout", in: 0.1...600),
                     option: "--network-timeout")
             }
-            return .media(url: name, options: options)
+            return .media(url: url, options: options)
         }
         if let audio, audio != .off {
             throw SightlineError.invalidArgument(
                 "--audio \(audio.rawValue): \(name) is a camera, which has no audio stream (--audio-device adds a microphone)"
             )
         }
-        let given = [("--realtime", realtime), ("--loop", loop), ("--network-timeout", networkTimeout != nil)]
+        let given = [
+            ("--realtime", realtime), ("--loop", loop), ("--network-timeout", networkTimeout != nil),
+            ("--password-file", passwordFile != nil), ("--rtsp-transport", rtspTransport != nil),
+        ]
         if let option = given.first(where: \.1)?.0 {
             throw SightlineError.invalidArgument("\(option) goes with a file, not with \(name), which is a camera")
         }
         return .camera(path: name, options: cameraOptions, microphone: audioDevice)
+    }
+
+    /// `url` with the password `file` holds given to its user.
+    private static func url(_ url: String, withPasswordFrom file: String) throws -> String {
+        let password = try readSecret(file, option: "--password-file").split(separator: "\n").first.map(String.init) ?? ""
+        guard !password.isEmpty, password.utf8.count <= 1024 else {
+            throw ValidationError("--password-file \(file) must hold a password of 1-1024 bytes on its first line")
+        }
+        guard let withPassword = settingPassword(password, in: url) else {
+            throw ValidationError(
+                "--password-file needs a user in the URL to give the password to (rtsp://USER@camera/…), not \(OptionValues.cut(redactingPassword(url)))"
+            )
+        }
+        return withPassword
     }
 
     /// The source as `SightlineServices` runs it; the bus (where it publishes, with which

@@ -7,8 +7,10 @@ import SightlineMQTT
 package struct HealthReport: Sendable, Codable, Equatable {
     package struct Source: Sendable, Codable, Equatable {
         package var id: String
-        /// `running`, `starting`, `interrupted`, `failed`, `ended`, or `recording` for a
-        /// source this process only records.
+        /// `running`, `starting`, `interrupted` (a camera away), `reconnecting` (a live
+        /// stream away: a problem after the reconnect grace), `stalled` (no frame for a few
+        /// frame intervals, or an open that has not finished), `failed`, `ended`, or
+        /// `recording` for a source this process only records.
         package var state: String
         package var reason: String?
         /// `recording`, `notStarted` (nothing to record yet: no frame has come, as while its
@@ -31,13 +33,17 @@ package struct HealthReport: Sendable, Codable, Equatable {
 
     package var isHealthy: Bool { problems.isEmpty }
 
-    package init(_ monitored: [MonitoredSource], mqtt: MQTTConnection.Counters? = nil) {
-        sources = monitored.map(Self.source)
+    /// `reconnectGrace`: how long a live stream may be away before it is a problem.
+    package init(
+        _ monitored: [MonitoredSource], mqtt: MQTTConnection.Counters? = nil, reconnectGrace: Duration = .seconds(30)
+    ) {
+        let states = monitored.map { Self.source($0, grace: reconnectGrace) }
+        sources = states.map(\.source)
         self.mqtt = mqtt.map { $0.connected ? "connected" : "unreachable" }
         mqttReason = mqtt?.connected == false ? mqtt?.lastError ?? "not connected yet" : nil
-        problems = sources.flatMap { source -> [String] in
+        problems = states.flatMap { (source, isProblem) -> [String] in
             var problems: [String] = []
-            if ["interrupted", "failed"].contains(source.state) {
+            if isProblem {
                 problems.append("\(source.id): \(source.state)\(source.reason.map { ": \($0)" } ?? "")")
             }
             if source.microphone == "interrupted" {
@@ -52,24 +58,14 @@ package struct HealthReport: Sendable, Codable, Equatable {
         status = problems.isEmpty ? "ok" : "unhealthy"
     }
 
-    private static func source(_ monitored: MonitoredSource) -> Source {
+    private static func source(_ monitored: MonitoredSource, grace: Duration) -> (source: Source, isProblem: Bool) {
         var state = "recording"
         var reason: String?
+        var isProblem = false
         let microphone = monitored.runner?.microphoneStatus
-        if let runner = monitored.runner {
-            let status = runner.status
-            reason = status.reason
-            state =
-                switch status.state {
-                case .started: "starting"
-                case .running, .resumed: "running"
-                case .interrupted: "interrupted"
-                case .failed: "failed"
-                case .stopped: "ended"
-                }
-        }
+        if let runner = monitored.runner { (state, reason, isProblem) = runner.health(grace: grace) }
         let recorder = monitored.recorder?.snapshot
-        return Source(
+        let source = Source(
             id: monitored.id, state: state, reason: reason,
             recorder: recorder.map {
                 $0.failureReason != nil
@@ -81,5 +77,6 @@ package struct HealthReport: Sendable, Codable, Equatable {
             recorderReason: recorder?.failureReason ?? recorder?.pausedReason,
             microphone: microphone.map { $0.state == .interrupted ? "interrupted" : "running" },
             microphoneReason: microphone?.reason)
+        return (source, isProblem)
     }
 }

@@ -15,6 +15,10 @@ package struct MetricsBackend: Sendable {
         "sightline_frames_skipped_total": "Frames or packets the source skipped (corrupt, driverDropped), by reason.",
         "sightline_interruptions_total": "Times the source was interrupted (device unplugged or failed).",
         "sightline_source_restarts_total": "Times the source was opened again after a failure.",
+        "sightline_source_reconnects_total": "Times a camera or live stream came back after an interruption.",
+        "sightline_source_disconnected_seconds_total":
+            "Seconds the source spent interrupted (a stream or camera away), the outage in progress included.",
+        "sightline_source_stalled": "1 while the source is stalled: no frame for a few frame intervals, or an open that has not finished.",
         "sightline_detection_seconds": "Time to detect objects in one frame, by detector.",
         "sightline_detection_failures_total": "Frames a detector failed on (skipped, counted).",
         "sightline_objects_published_total":
@@ -48,6 +52,8 @@ package struct MetricsBackend: Sendable {
         "sightline_recorder_files_finished_total": "Recordings finalised.",
         "sightline_recorder_write_failures_total":
             "Times a write or a new file failed and recording waited to try a new file.",
+        "sightline_recorder_source_outages_total":
+            "Times the source went away while recorded: each finished the file, the next began at a key frame.",
         "sightline_recorder_messages_rejected_total": "Bus messages the recorder refused, by reason.",
         "sightline_recorder_up": "1 while the recorder records, 0 while it is paused (disk nearly full) or stopped.",
         "sightline_retention_deleted_files_total": "Recordings deleted by retention (age or total size).",

@@ -37,6 +37,13 @@ package final class SourceMetrics: Sendable {
         var last: Int
     }
 
+    /// A counter of seconds, mirrored as `Mirrored` is but in fractions.
+    private struct MirroredSeconds {
+        let counter: FloatingPointCounter
+        var last: Double
+    }
+    private let mirroredSeconds = Mutex<[String: MirroredSeconds]>([:])
+
     package init(sources: [MonitoredSource], retention: RecordingRetention, mqtt: MQTTOutput? = nil) {
         self.sources = sources
         self.retention = retention
@@ -71,6 +78,8 @@ package final class SourceMetrics: Sendable {
         if let runner = source.runner {
             let up = runner.status.state
             Gauge(label: "sightline_source_up", dimensions: id).record([.running, .resumed].contains(up) ? 1 : 0)
+            Gauge(label: "sightline_source_stalled", dimensions: id)
+                .record(runner.status.reason?.hasPrefix("stalled") == true ? 1 : 0)
             set("sightline_source_restarts_total", id, runner.restarts, &mirrored)
             if let counters = runner.pipeline?.counters {
                 set("sightline_frames_total", id, counters.framesIn, &mirrored)
@@ -85,6 +94,8 @@ package final class SourceMetrics: Sendable {
                     }
                 }
                 set("sightline_interruptions_total", id, counters.interruptions, &mirrored)
+                set("sightline_source_reconnects_total", id, counters.reconnects ?? 0, &mirrored)
+                setSeconds("sightline_source_disconnected_seconds_total", id, counters.disconnectedSeconds ?? 0)
                 if let input = counters.metadataIn {
                     set("sightline_metadata_in_accepted_total", id, input.accepted, &mirrored)
                     for (reason, count) in input.rejected {
@@ -133,8 +144,22 @@ package final class SourceMetrics: Sendable {
         set("sightline_recorder_written_bytes_total", id, Int(counters.bytesWritten), &mirrored)
         set("sightline_recorder_files_finished_total", id, counters.files.count, &mirrored)
         set("sightline_recorder_write_failures_total", id, counters.writeFailures, &mirrored)
+        set("sightline_recorder_source_outages_total", id, counters.sourceOutages, &mirrored)
         for (reason, count) in snapshot.rejectedMessages {
             set("sightline_recorder_messages_rejected_total", id + [("reason", reason)], count, &mirrored)
+        }
+    }
+
+    /// As `set`, for a counter of seconds.
+    private func setSeconds(_ label: String, _ dimensions: [(String, String)], _ value: Double) {
+        let key = ([label] + dimensions.map { "\($0.0)=\($0.1)" }).joined(separator: "\u{1}")
+        mirroredSeconds.withLock { seconds in
+            var entry =
+                seconds[key] ?? MirroredSeconds(counter: FloatingPointCounter(label: label, dimensions: dimensions), last: 0)
+            let growth = value >= entry.last ? value - entry.last : value
+            if growth > 0 { entry.counter.increment(by: growth) }
+            entry.last = value
+            seconds[key] = entry
         }
     }
 

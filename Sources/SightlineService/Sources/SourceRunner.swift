@@ -29,6 +29,8 @@ package final class SourceRunner: Service, Sendable {
         /// Why the source is not running while it waits to try again.
         var waitingReason: String?
         var restarts = 0
+        /// Since when a pipeline is being opened, while it is.
+        var openingSince: ContinuousClock.Instant?
     }
 
     /// Runs `pipeline`; a failure ends the service (and the group) with its error.
@@ -60,9 +62,39 @@ package final class SourceRunner: Service, Sendable {
     /// Where the source stands: the pipeline's state, or `failed` with the reason while it
     /// waits to be opened again. Any thread.
     package var status: SourceStatus {
-        state.withLock { state in
-            if let reason = state.waitingReason { return SourceStatus(state: .failed, reason: reason) }
-            return state.pipeline?.state ?? SourceStatus(state: .started)
+        let (waitingReason, pipeline, openingFor) = state.withLock { state in
+            (state.waitingReason, state.pipeline, state.openingSince.map { ContinuousClock.now - $0 })
+        }
+        if let reason = waitingReason { return SourceStatus(state: .failed, reason: reason) }
+        if let openingFor, openingFor > openingLimit {
+            return SourceStatus(
+                state: .interrupted,
+                reason: "stalled: opening has not finished after \(String(format: "%.0f", openingFor.seconds)) s")
+        }
+        return pipeline?.state ?? SourceStatus(state: .started)
+    }
+
+    /// How long opening may take before the source counts as stalled: a network stream's
+    /// timeout, twice (connecting, then finding its streams), and 2 s.
+    private var openingLimit: Duration {
+        guard case .media(_, let options) = configuration.source else { return .seconds(10) }
+        return options.networkTimeout * 2 + .seconds(2)
+    }
+
+    /// Where the source stands for `/health`: `status`'s state by its health name, where a
+    /// live stream away is `reconnecting` (a problem only after `grace`) and a source with
+    /// no frames for a while `stalled`. Any thread.
+    package func health(grace: Duration) -> (state: String, reason: String?, isProblem: Bool) {
+        let status = self.status
+        switch status.state {
+        case .started: return ("starting", nil, false)
+        case .running, .resumed: return ("running", nil, false)
+        case .failed: return ("failed", status.reason, true)
+        case .stopped: return ("ended", status.reason, false)
+        case .interrupted:
+            if status.reason?.hasPrefix("stalled") == true { return ("stalled", status.reason, true) }
+            guard let pipeline, pipeline.isLiveStream else { return ("interrupted", status.reason, true) }
+            return ("reconnecting", status.reason, (pipeline.timeInterrupted ?? .zero) > grace)
         }
     }
 
@@ -79,6 +111,8 @@ package final class SourceRunner: Service, Sendable {
         while !Task.isShuttingDownGracefully {
             let pipeline: AnalysisPipeline
             do {
+                state.withLock { $0.openingSince = .now }
+                defer { state.withLock { $0.openingSince = nil } }
                 pipeline = try await nextPipeline()
             } catch {
                 guard !Task.isShuttingDownGracefully, !Task.isCancelled else { return }
@@ -92,7 +126,10 @@ package final class SourceRunner: Service, Sendable {
                         "source cannot be opened yet; trying again in the background",
                         metadata: ["source": "\(sourceID)", "error": "\(error)"])
                 }
-                let appeared = await wait(backoff, reason: "\(error)", announce: failedBefore)
+                // Each reason is said once, however often it fails so (a password refused
+                // all night is one line); a new one is said when it comes.
+                let isNew = failedBefore && state.withLock { $0.waitingReason } != "\(error)"
+                let appeared = await wait(backoff, reason: "\(error)", announce: isNew)
                 failedBefore = true
                 backoff = appeared ? .milliseconds(250) : min(backoff * 2, .seconds(60))
                 continue

@@ -219,7 +219,11 @@ struct ServeFile {
         }
         var arguments: [(key: String, node: Node, arguments: [String])] = []
         for (key, value) in keys {
-            guard let given = commandLine(key, value, name: name) else { return }
+            guard var given = commandLine(key, value, name: name) else { return }
+            if Self.environmentKeys.contains(key) {
+                guard let substituted = substitutingVariables(given, key: key, node: value, name: name) else { return }
+                given = substituted
+            }
             arguments.append((key, value, given))
         }
         let lines = Dictionary(keys.map { ($0.key, $0.node) }, uniquingKeysWith: { $1 })
@@ -238,6 +242,28 @@ struct ServeFile {
                     device: source.flatMap { V4L2Source.isDevice($0) ? $0 : nil },
                     recordDirectory: lines["record"]?.string, node: node, keys: lines))
         }
+    }
+
+    /// The source keys whose values may name environment variables, `${NAME}`: where a
+    /// camera's password goes, so that the file need not hold it.
+    static let environmentKeys: Set<String> = ["source"]
+
+    /// `arguments` with each `${NAME}` replaced by the environment's value; nil, reported
+    /// with the names that are not set (never a value), when any is not.
+    private mutating func substitutingVariables(_ arguments: [String], key: String, node: Node, name: String)
+        -> [String]?
+    {
+        var substituted: [String] = []
+        for argument in arguments {
+            switch substitutingEnvironment(argument, ProcessInfo.processInfo.environment) {
+            case .success(let text): substituted.append(text)
+            case .failure(let unset):
+                let names = unset.names.map { "${\(OptionValues.cut($0))}" }.joined(separator: ", ")
+                report(node, "\(name): `\(key)` names \(names), not set in the environment")
+                return nil
+            }
+        }
+        return substituted
     }
 
     /// One key of a source as `run`'s arguments; nil, reported, when its value has the wrong shape.
