@@ -28,6 +28,9 @@ package final class MediaFileSource: FrameSource {
         package var audio: AudioMode?
         /// How a live stream that dropped is opened again.
         package var reconnect = ReconnectBackoff()
+        /// How long a live stream may be away, reconnecting, before health checks call it a
+        /// problem: a camera's reboot is not one (`--reconnect-grace`).
+        package var reconnectGrace: Duration = .seconds(30)
         /// How an RTSP stream's packets travel: `tcp` (interleaved in the RTSP connection,
         /// through any NAT or firewall) or `udp`; nil: FFmpeg's choice (UDP, then TCP).
         package var rtspTransport: RTSPTransport?
@@ -394,9 +397,13 @@ package final class MediaFileSource: FrameSource {
             let delay = outage.backoff.nextDelay()
             if interrupt.sleep(until: .now + delay) { break }
             do {
-                try adopt(Self.open(
-            url: url, watchdog: watchdog, timeout: options.networkTimeout, transport: options.rtspTransport))
-                resumeAt = resumeAt.map { $0 + MediaTime(seconds: (ContinuousClock.now - outage.since).seconds, timescale: 1000) }
+                try adopt(
+                    Self.open(
+                        url: url, watchdog: watchdog, timeout: options.networkTimeout, transport: options.rtspTransport)
+                )
+                resumeAt = resumeAt.map {
+                    $0 + MediaTime(seconds: (ContinuousClock.now - outage.since).seconds, timescale: 1000)
+                }
                 self.outage = nil
                 lastVideoPacket = .now
                 pacing?.restart()
@@ -424,9 +431,10 @@ package final class MediaFileSource: FrameSource {
         reorderingDelay = Self.reorderingDelay(opened, frameDuration)
         (untimedPackets, lastCompressedDts) = ([], nil)
         // The audio it had goes on; audio that cannot be carried on now is left out.
-        audio = (try? StreamAudio(
-            format: opened.format, videoStream: opened.streamIndex, mode: options.audio, url: url,
-            counters: audioCountersCell ?? AudioCountersCell())) ?? nil
+        audio =
+            (try? StreamAudio(
+                format: opened.format, videoStream: opened.streamIndex, mode: options.audio, url: url,
+                counters: audioCountersCell ?? AudioCountersCell())) ?? nil
         input.audio = audio?.description ?? audioInput
     }
 
@@ -513,21 +521,21 @@ package final class MediaFileSource: FrameSource {
             untimedPackets.append(current)
             return []
         }
-        var ready = untimedPackets.enumerated().map { index, held in
-            var held = held
-            held.dts = dts - Int64(untimedPackets.count - index) * step
-            return held
-        }
-        untimedPackets.removeAll()
-        ready.append(current)
         lastCompressedDts = dts
-        return ready.map { packet in
-            let dts = packet.dts! + loopOffset
-            let pts = (packet.pts.map { $0 + loopOffset } ?? dts + reorderingDelay)
-            return VideoAccessUnit(
-                nalUnits: packet.units, presentationTime: mediaTime(max(pts, dts)), decodeTime: mediaTime(dts),
-                duration: packet.duration > 0 ? mediaTime(packet.duration) : nil, isKeyFrame: packet.isKey)
-        }
+        guard !untimedPackets.isEmpty else { return [accessUnit(current, dts: dts)] }
+        let held = untimedPackets
+        untimedPackets.removeAll()
+        return held.enumerated().map { index, packet in
+            accessUnit(packet, dts: dts - Int64(held.count - index) * step)
+        } + [accessUnit(current, dts: dts)]
+    }
+
+    private func accessUnit(_ packet: CompressedPacket, dts: Int64) -> VideoAccessUnit {
+        let dts = dts + loopOffset
+        let pts = packet.pts.map { $0 + loopOffset } ?? dts + reorderingDelay
+        return VideoAccessUnit(
+            nalUnits: packet.units, presentationTime: mediaTime(max(pts, dts)), decodeTime: mediaTime(dts),
+            duration: packet.duration > 0 ? mediaTime(packet.duration) : nil, isKeyFrame: packet.isKey)
     }
 
     private func mediaTime(_ ticks: Int64) -> MediaTime {

@@ -70,4 +70,6 @@ package func substitutingEnvironment(_ text: String, _ environment: [String: Str
 /// The environment variables a `${NAME}` names that are not set.
 package struct UnsetVariables: Error, Equatable {
     package var names: [String]
+
+    package init(names: [String]) { self.names = names }
 }

@@ -17,13 +17,14 @@ public struct SightlineError: Error, Sendable, Hashable, CustomStringConvertible
 
     private let code: Code
 
-    /// A file or URL could not be opened or read as video.
+    /// A file or URL could not be opened or read as video. The source's password, if its
+    /// URL has one, is left out here: an error is logged, published and shown.
     public static func sourceUnavailable(source: String, reason: String) -> Self {
-        Self(code: .sourceUnavailable(source: source, reason: reason))
+        Self(code: .sourceUnavailable(source: redactingPassword(source), reason: redactingPassword(reason)))
     }
     /// The source opened but failed while reading.
     public static func sourceFailed(source: String, reason: String) -> Self {
-        Self(code: .sourceFailed(source: source, reason: reason))
+        Self(code: .sourceFailed(source: redactingPassword(source), reason: redactingPassword(reason)))
     }
     /// An endpoint string that ZeroMQ cannot use, or one we refuse.
     public static func invalidEndpoint(_ endpoint: String, reason: String) -> Self {
@@ -52,8 +53,8 @@ public struct SightlineError: Error, Sendable, Hashable, CustomStringConvertible
 
     public var description: String {
         switch code {
-        case .sourceUnavailable(let source, let reason): "cannot open \(redactingPassword(source)): \(reason)"
-        case .sourceFailed(let source, let reason): "reading \(redactingPassword(source)) failed: \(reason)"
+        case .sourceUnavailable(let source, let reason): "cannot open \(source): \(reason)"
+        case .sourceFailed(let source, let reason): "reading \(source) failed: \(reason)"
         case .invalidEndpoint(let endpoint, let reason): "invalid endpoint '\(endpoint)': \(reason)"
         case .endpointInUse(let endpoint): "endpoint \(endpoint) is already in use by another process"
         case .messaging(let reason): "messaging error: \(reason)"

@@ -107,9 +107,15 @@ struct MetricsOptions: ParsableArguments {
 
 /// A token kept in a file (out of the process list), without its surrounding white space.
 func readSecret(_ path: String, option: String) throws -> String {
-    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+    // Bounded: a path given by mistake (a log, a device) must not be read whole.
+    let limit = 64 * 1024
+    guard let file = FileHandle(forReadingAtPath: path) else {
         throw ValidationError("\(option) \(path) cannot be read")
     }
+    defer { try? file.close() }
+    guard let data = try? file.read(upToCount: limit + 1) ?? Data(), let text = String(data: data, encoding: .utf8)
+    else { throw ValidationError("\(option) \(path) cannot be read as text") }
+    guard data.count <= limit else { throw ValidationError("\(option) \(path) is larger than 64 KiB: not a secret") }
     return text.trimmingCharacters(in: .whitespacesAndNewlines)
 }
 

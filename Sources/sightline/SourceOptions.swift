@@ -79,6 +79,12 @@ struct SourceOptions: ParsableArguments {
     )
     var networkTimeout: Double?
 
+    @Option(
+        help:
+            "Seconds a live stream (rtsp://, a camera's http:// feed) may be away, reconnecting, before /health calls it a problem (default 30)."
+    )
+    var reconnectGrace: Double?
+
     @Option(help: "How an RTSP stream's packets travel: tcp or udp. Default: UDP, then TCP when UDP gets nothing.")
     var rtspTransport: MediaFileSource.RTSPTransport?
 
@@ -186,6 +192,10 @@ struct SourceOptions: ParsableArguments {
                     OptionValues.number(networkTimeout, option: "--network-timeout", in: 0.1...600),
                     option: "--network-timeout")
             }
+            if let reconnectGrace {
+                options.reconnectGrace = try OptionValues.duration(
+                    reconnectGrace, option: "--reconnect-grace", allowZero: true)
+            }
             return .media(url: url, options: options)
         }
         if let audio, audio != .off {
@@ -196,6 +206,7 @@ struct SourceOptions: ParsableArguments {
         let given = [
             ("--realtime", realtime), ("--loop", loop), ("--network-timeout", networkTimeout != nil),
             ("--password-file", passwordFile != nil), ("--rtsp-transport", rtspTransport != nil),
+            ("--reconnect-grace", reconnectGrace != nil),
         ]
         if let option = given.first(where: \.1)?.0 {
             throw SightlineError.invalidArgument("\(option) goes with a file, not with \(name), which is a camera")
@@ -205,7 +216,8 @@ struct SourceOptions: ParsableArguments {
 
     /// `url` with the password `file` holds given to its user.
     private static func url(_ url: String, withPasswordFrom file: String) throws -> String {
-        let password = try readSecret(file, option: "--password-file").split(separator: "\n").first.map(String.init) ?? ""
+        let password =
+            try readSecret(file, option: "--password-file").split(separator: "\n").first.map(String.init) ?? ""
         guard !password.isEmpty, password.utf8.count <= 1024 else {
             throw ValidationError("--password-file \(file) must hold a password of 1-1024 bytes on its first line")
         }

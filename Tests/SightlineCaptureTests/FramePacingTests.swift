@@ -33,6 +33,28 @@ import Testing
         #expect(FramePacing(tickSeconds: 1.0 / 30, frameInterval: nil).lead == .zero)  // no frame rate: at once
     }
 
+    /// Timestamps that jump (a paced file edited, a stream's clock reset): 4,984 s forward or
+    /// an hour back, the frame after the jump is due one interval after the last, not in
+    /// hours, and the frames after it keep time from it.
+    @Test(arguments: [4984 * 30, -3600 * 30] as [Int64]) func aTimestampJumpIsNotWaitedFor(jump: Int64) throws {
+        let started = ContinuousClock.now
+        var pacing = FramePacing(tickSeconds: 1.0 / 30, frameInterval: .milliseconds(33))
+        for pts in 0..<3 as Range<Int64> {
+            pacing.waitToDecode(interrupt: InterruptFlag())
+            _ = pacing.waitUntilDue(pts: pts, interrupt: InterruptFlag())
+        }
+        let before = try #require(pacing.origin)
+        pacing.waitToDecode(interrupt: InterruptFlag())
+        _ = pacing.waitUntilDue(pts: 3 + jump, interrupt: InterruptFlag())
+        let after = try #require(pacing.origin)
+        #expect(after.pts == 3 + jump)
+        #expect(after.at >= before.at + .milliseconds(99))
+        #expect(ContinuousClock.now - started < .seconds(600))  // not the jump's hours
+        pacing.waitToDecode(interrupt: InterruptFlag())
+        _ = pacing.waitUntilDue(pts: 4 + jump, interrupt: InterruptFlag())
+        #expect(pacing.origin?.pts == 3 + jump)  // the next keeps time from the new origin
+    }
+
     /// A wait for a frame due in an hour ends when the source is cancelled from another
     /// thread (a stop no longer waits for a 50 ms nap to end, nor for the frame).
     @Test func anInterruptEndsTheWait() async throws {

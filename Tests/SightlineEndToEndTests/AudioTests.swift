@@ -66,15 +66,19 @@ private let audioMedia: Result<String, any Error> = Result {
     }
 
     /// Records `source` with `sightline run --record`; the recordings, the final status and stderr.
-    func record(_ source: String, _ extra: [String] = [], name: String = "out") throws -> (
-        files: [String], input: InputDescription?, counters: PipelineCounters, stderr: [String]
-    ) {
+    /// `interruptWhen`: a live stream never ends by itself; the run is stopped with SIGINT
+    /// once stderr says this.
+    func record(_ source: String, _ extra: [String] = [], name: String = "out", interruptWhen: String? = nil) throws
+        -> (
+            files: [String], input: InputDescription?, counters: PipelineCounters, stderr: [String]
+        )
+    {
         let out = directory.file(name)
         let outcome = try cli.sightline(
             [
                 "run", "--source", source, "--record", out, "--print", "--detect", "barcodes", "--publish",
                 "tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())",
-            ] + extra, timeout: 120)
+            ] + extra, timeout: 120, interruptWhen: interruptWhen)
         try #require(outcome.status == 0, "\(outcome.stderrLines)")
         let statuses = try outcome.stdout.split(separator: "\n").compactMap {
             try JSONDecoder().decode(Message.self, from: Data($0.utf8)).status
@@ -168,7 +172,8 @@ private let audioMedia: Result<String, any Error> = Result {
     }
 
     /// A network stream, as a camera's RTSP or HTTP feed arrives: MPEG-TS with ADTS AAC served
-    /// live over HTTP by ffmpeg; the recording keeps the sound in sync.
+    /// live over HTTP by ffmpeg; the recording keeps the sound in sync. The stream's end is an
+    /// outage, not an end: the run goes on reconnecting until it is stopped.
     @Test func aNetworkStreamsAudioIsRecordedInSync() throws {
         let port = Endpoint.freeLoopbackPort()
         let server = Process()
@@ -189,7 +194,8 @@ private let audioMedia: Result<String, any Error> = Result {
         {
             Thread.sleep(forTimeInterval: 0.05)
         }
-        let recorded = try record("http://127.0.0.1:\(port)/live.ts")
+        let recorded = try record(
+            "http://127.0.0.1:\(port)/live.ts", ["--network-timeout", "5"], interruptWhen: "source interrupted")
         #expect(recorded.input?.audio?.handling == .pass)
         let file = try #require(recorded.files.first)
         let stream = try #require(try audioStream(file))

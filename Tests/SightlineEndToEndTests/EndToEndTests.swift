@@ -156,14 +156,15 @@ let logger = Logger(label: "test")
     }
 
     /// Runs sightline; `signal` is sent once, if given, `after` seconds counted from its
-    /// first output (a busy machine can take seconds to start it).
+    /// first output (a busy machine can take seconds to start it). `interruptWhen`: SIGINT
+    /// is sent once, when a line of stderr contains that text.
     /// `stdoutReadAfter`: standard output is left unread for that long, as a slow reader would.
     /// `stdoutClosedAfter`: its reader closes it after that many bytes, as `| head -c` does.
     /// `timeout` only ends a run that hangs: a whole clip analysed and recorded by a debug
     /// build beside the other suites on a loaded CI machine took over 30 s.
     func sightline(
         _ arguments: [String], timeout: TimeInterval = 300, signal: (Int32, after: TimeInterval)? = nil,
-        stdoutReadAfter: TimeInterval = 0, stdoutClosedAfter: Int = .max
+        interruptWhen: String? = nil, stdoutReadAfter: TimeInterval = 0, stdoutClosedAfter: Int = .max
     ) throws -> Outcome {
         let process = Process()
         var url = Self.executable
@@ -208,6 +209,12 @@ let logger = Logger(label: "test")
             }
             if let signal, !signalled, let firstOutput, Date() > firstOutput.addingTimeInterval(signal.after) {
                 kill(process.processIdentifier, signal.0)
+                signalled = true
+            }
+            if let interruptWhen, !signalled,
+                String(decoding: stderrData.data.withLock { $0 }, as: UTF8.self).contains(interruptWhen)
+            {
+                kill(process.processIdentifier, SIGINT)
                 signalled = true
             }
             Thread.sleep(forTimeInterval: 0.02)

@@ -33,11 +33,8 @@ package struct HealthReport: Sendable, Codable, Equatable {
 
     package var isHealthy: Bool { problems.isEmpty }
 
-    /// `reconnectGrace`: how long a live stream may be away before it is a problem.
-    package init(
-        _ monitored: [MonitoredSource], mqtt: MQTTConnection.Counters? = nil, reconnectGrace: Duration = .seconds(30)
-    ) {
-        let states = monitored.map { Self.source($0, grace: reconnectGrace) }
+    package init(_ monitored: [MonitoredSource], mqtt: MQTTConnection.Counters? = nil) {
+        let states = monitored.map(Self.source)
         sources = states.map(\.source)
         self.mqtt = mqtt.map { $0.connected ? "connected" : "unreachable" }
         mqttReason = mqtt?.connected == false ? mqtt?.lastError ?? "not connected yet" : nil
@@ -58,12 +55,12 @@ package struct HealthReport: Sendable, Codable, Equatable {
         status = problems.isEmpty ? "ok" : "unhealthy"
     }
 
-    private static func source(_ monitored: MonitoredSource, grace: Duration) -> (source: Source, isProblem: Bool) {
+    private static func source(_ monitored: MonitoredSource) -> (source: Source, isProblem: Bool) {
         var state = "recording"
         var reason: String?
         var isProblem = false
         let microphone = monitored.runner?.microphoneStatus
-        if let runner = monitored.runner { (state, reason, isProblem) = runner.health(grace: grace) }
+        if let runner = monitored.runner { (state, reason, isProblem) = runner.health }
         let recorder = monitored.recorder?.snapshot
         let source = Source(
             id: monitored.id, state: state, reason: reason,

@@ -32,17 +32,28 @@ package final class SourceMetrics: Sendable {
     private let mqtt: MQTTOutput?
     private let mirrored = Mutex<[String: Mirrored]>([:])
 
+    /// A metric counter and the status counter's value it last mirrored.
     private struct Mirrored {
-        let counter: Counter
-        var last: Int
-    }
-
-    /// A counter of seconds, mirrored as `Mirrored` is but in fractions.
-    private struct MirroredSeconds {
-        let counter: FloatingPointCounter
+        enum Counting {
+            case whole(Counter)
+            case seconds(FloatingPointCounter)
+        }
+        let counter: Counting
         var last: Double
+
+        /// Grows the metric by what the status counter grew since the last time. A status
+        /// counter that went back to zero belongs to a source opened again.
+        mutating func mirror(_ value: Double) {
+            let growth = value >= last ? value - last : value
+            if growth > 0 {
+                switch counter {
+                case .whole(let counter): counter.increment(by: Int64(growth))
+                case .seconds(let counter): counter.increment(by: growth)
+                }
+            }
+            last = value
+        }
     }
-    private let mirroredSeconds = Mutex<[String: MirroredSeconds]>([:])
 
     package init(sources: [MonitoredSource], retention: RecordingRetention, mqtt: MQTTOutput? = nil) {
         self.sources = sources
@@ -79,7 +90,7 @@ package final class SourceMetrics: Sendable {
             let up = runner.status.state
             Gauge(label: "sightline_source_up", dimensions: id).record([.running, .resumed].contains(up) ? 1 : 0)
             Gauge(label: "sightline_source_stalled", dimensions: id)
-                .record(runner.status.reason?.hasPrefix("stalled") == true ? 1 : 0)
+                .record(runner.stallReason == nil ? 0 : 1)
             set("sightline_source_restarts_total", id, runner.restarts, &mirrored)
             if let counters = runner.pipeline?.counters {
                 set("sightline_frames_total", id, counters.framesIn, &mirrored)
@@ -95,7 +106,8 @@ package final class SourceMetrics: Sendable {
                 }
                 set("sightline_interruptions_total", id, counters.interruptions, &mirrored)
                 set("sightline_source_reconnects_total", id, counters.reconnects ?? 0, &mirrored)
-                setSeconds("sightline_source_disconnected_seconds_total", id, counters.disconnectedSeconds ?? 0)
+                setSeconds(
+                    "sightline_source_disconnected_seconds_total", id, counters.disconnectedSeconds ?? 0, &mirrored)
                 if let input = counters.metadataIn {
                     set("sightline_metadata_in_accepted_total", id, input.accepted, &mirrored)
                     for (reason, count) in input.rejected {
@@ -150,28 +162,27 @@ package final class SourceMetrics: Sendable {
         }
     }
 
-    /// As `set`, for a counter of seconds.
-    private func setSeconds(_ label: String, _ dimensions: [(String, String)], _ value: Double) {
-        let key = ([label] + dimensions.map { "\($0.0)=\($0.1)" }).joined(separator: "\u{1}")
-        mirroredSeconds.withLock { seconds in
-            var entry =
-                seconds[key] ?? MirroredSeconds(counter: FloatingPointCounter(label: label, dimensions: dimensions), last: 0)
-            let growth = value >= entry.last ? value - entry.last : value
-            if growth > 0 { entry.counter.increment(by: growth) }
-            entry.last = value
-            seconds[key] = entry
-        }
-    }
-
     private func set(
         _ label: String, _ dimensions: [(String, String)], _ value: Int, _ mirrored: inout [String: Mirrored]
     ) {
+        mirror(label, dimensions, Double(value), .whole(Counter(label: label, dimensions: dimensions)), &mirrored)
+    }
+
+    /// As `set`, for a counter of seconds.
+    private func setSeconds(
+        _ label: String, _ dimensions: [(String, String)], _ value: Double, _ mirrored: inout [String: Mirrored]
+    ) {
+        mirror(
+            label, dimensions, value, .seconds(FloatingPointCounter(label: label, dimensions: dimensions)), &mirrored)
+    }
+
+    private func mirror(
+        _ label: String, _ dimensions: [(String, String)], _ value: Double,
+        _ counter: @autoclosure () -> Mirrored.Counting, _ mirrored: inout [String: Mirrored]
+    ) {
         let key = ([label] + dimensions.map { "\($0.0)=\($0.1)" }).joined(separator: "\u{1}")
-        var entry = mirrored[key] ?? Mirrored(counter: Counter(label: label, dimensions: dimensions), last: 0)
-        // Counters that went back to zero belong to a source opened again.
-        let growth = value >= entry.last ? value - entry.last : value
-        if growth > 0 { entry.counter.increment(by: growth) }
-        entry.last = value
+        var entry = mirrored[key] ?? Mirrored(counter: counter(), last: 0)
+        entry.mirror(value)
         mirrored[key] = entry
     }
 }

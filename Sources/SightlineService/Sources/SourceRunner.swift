@@ -62,16 +62,21 @@ package final class SourceRunner: Service, Sendable {
     /// Where the source stands: the pipeline's state, or `failed` with the reason while it
     /// waits to be opened again. Any thread.
     package var status: SourceStatus {
-        let (waitingReason, pipeline, openingFor) = state.withLock { state in
-            (state.waitingReason, state.pipeline, state.openingSince.map { ContinuousClock.now - $0 })
-        }
+        let (waitingReason, pipeline) = state.withLock { ($0.waitingReason, $0.pipeline) }
         if let reason = waitingReason { return SourceStatus(state: .failed, reason: reason) }
-        if let openingFor, openingFor > openingLimit {
-            return SourceStatus(
-                state: .interrupted,
-                reason: "stalled: opening has not finished after \(String(format: "%.0f", openingFor.seconds)) s")
-        }
+        if let stall = openingStall { return SourceStatus(state: .interrupted, reason: stall) }
         return pipeline?.state ?? SourceStatus(state: .started)
+    }
+
+    /// Why the source counts as stalled now: an open that has not finished in time, or a
+    /// live source without frames for a few frame intervals; nil otherwise. Any thread.
+    package var stallReason: String? { openingStall ?? pipeline?.stallReason }
+
+    private var openingStall: String? {
+        guard let openingFor = state.withLock({ $0.openingSince.map { ContinuousClock.now - $0 } }),
+            openingFor > openingLimit
+        else { return nil }
+        return "stalled: opening has not finished after \(String(format: "%.0f", openingFor.seconds)) s"
     }
 
     /// How long opening may take before the source counts as stalled: a network stream's
@@ -82,9 +87,9 @@ package final class SourceRunner: Service, Sendable {
     }
 
     /// Where the source stands for `/health`: `status`'s state by its health name, where a
-    /// live stream away is `reconnecting` (a problem only after `grace`) and a source with
-    /// no frames for a while `stalled`. Any thread.
-    package func health(grace: Duration) -> (state: String, reason: String?, isProblem: Bool) {
+    /// live stream away is `reconnecting` (a problem only after its reconnect grace) and a
+    /// source with no frames for a while `stalled`. Any thread.
+    package var health: (state: String, reason: String?, isProblem: Bool) {
         let status = self.status
         switch status.state {
         case .started: return ("starting", nil, false)
@@ -92,9 +97,12 @@ package final class SourceRunner: Service, Sendable {
         case .failed: return ("failed", status.reason, true)
         case .stopped: return ("ended", status.reason, false)
         case .interrupted:
-            if status.reason?.hasPrefix("stalled") == true { return ("stalled", status.reason, true) }
+            if let stall = stallReason { return ("stalled", stall, true) }
             guard let pipeline, pipeline.isLiveStream else { return ("interrupted", status.reason, true) }
-            return ("reconnecting", status.reason, (pipeline.timeInterrupted ?? .zero) > grace)
+            guard case .media(_, let options) = configuration.source else {
+                return ("interrupted", status.reason, true)
+            }
+            return ("reconnecting", status.reason, (pipeline.timeInterrupted ?? .zero) > options.reconnectGrace)
         }
     }
 
