@@ -2,9 +2,11 @@
 port, plain HTTP without redirects, whether a console answers, and headless Chromium driven
 by selenium."""
 import atexit
+import os
 import io
 import json
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -177,3 +179,38 @@ class StandInDetector(threading.Thread):
                          "objects": {"detector": self.detector, "items": self.items(self.sent)}}
                 self.out.send_multipart([f"objects/{self.source}/".encode(), json.dumps(group).encode()])
                 self.sent += 1
+
+
+class Broker:
+    """mosquitto on 127.0.0.1:port with `extra` configuration lines; stopped and started again
+    on the same port."""
+
+    def __init__(self, work, extra=(), port=None):
+        self.port = port or free_port()
+        self.config = os.path.join(work, f"mosquitto-{self.port}.conf")
+        with open(self.config, "w") as f:
+            f.write(f"listener {self.port} 127.0.0.1\npersistence false\n")
+            # Started as root, mosquitto becomes the `mosquitto` user, who cannot read our
+            # private temporary directory.
+            if os.getuid() == 0:
+                f.write("user root\n")
+            f.write("\n".join(extra) + "\n")
+            if not any(line.startswith("password_file") for line in extra):
+                f.write("allow_anonymous true\n")
+        self.process = None
+        self.start()
+
+    def start(self):
+        self.process = subprocess.Popen(["mosquitto", "-c", self.config], stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL)
+        wait_for(lambda: self.listening(), what="mosquitto to listen")
+
+    def listening(self):
+        if self.process.poll() is not None:
+            raise RuntimeError(f"mosquitto exited with {self.process.returncode}")
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", self.port)) == 0
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=30)

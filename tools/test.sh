@@ -4,7 +4,8 @@
 # detector on real pedestrian footage) against a
 # real `sightline run`, the MQTT output against a real mosquitto broker (TLS, restarts,
 # kill -9), export of a real recording, the console in headless Chromium, and
-# `sightline serve` with its metrics, health and retention, and hostile input against
+# `sightline serve` with its metrics, health and retention, network cameras against a real
+# RTSP server (restarts, stalls, refused passwords), and hostile input against
 # `record`, the console and the metrics server.
 # This is the
 # README's test command and what CI runs.
@@ -82,6 +83,7 @@ python3 tools/test-mqtt.py "$(swift build --show-bin-path)/sightline"
 python3 tools/test-console.py "$(swift build --show-bin-path)/sightline"
 python3 tools/test-export.py "$(swift build --show-bin-path)/sightline"
 python3 tools/test-serve.py "$(swift build --show-bin-path)/sightline"
+python3 tools/test-rtsp.py "$(swift build --show-bin-path)/sightline"
 python3 tools/test-hostile.py "$(swift build --show-bin-path)/sightline"
 
 # Long tests (CI sets SIGHTLINE_LONG_TESTS=1): 50 kills of a recording run at random moments,

@@ -105,6 +105,9 @@ package final class MediaFileSource: FrameSource {
     private var frameDuration: Int64 = 0
     /// Set when frames are paced (`realtime`).
     private var pacing: FramePacing?
+    /// A live stream's and a paced file's jumps of the clock, taken out; nil for a file
+    /// read whole.
+    private var timestampJumps: TimestampJumps?
 
     /// `interrupt`, set from another thread, gives up the opening at once (and, once open,
     /// every blocking read): `serve` sets it when it shuts down while a stream opens.
@@ -151,6 +154,15 @@ package final class MediaFileSource: FrameSource {
                 tickSeconds: Double(timeBase.num) / Double(timeBase.den),
                 frameInterval: frameDuration > 0 ? .seconds(mediaTime(frameDuration).seconds) : nil)
         }
+        restartTimestampJumps()
+    }
+
+    /// A stream opened again, or a file back at its start, starts its clock anew: `loopOffset`
+    /// places it, not a jump.
+    private func restartTimestampJumps() {
+        guard isLiveStream || options.realtime else { return }
+        timestampJumps = TimestampJumps(
+            tickSeconds: Double(timeBase.num) / Double(timeBase.den), frameTicks: frameDuration)
     }
 
     private struct Opened {
@@ -347,11 +359,13 @@ package final class MediaFileSource: FrameSource {
                 // Audio before the first video packet after a reconnection has no place on
                 // the timeline yet.
                 if let audio, let onAudioPacket, packet.pointee.stream_index == audio.streamIndex, resumeAt == nil {
-                    audio.handle(packet, offset: mediaTime(loopOffset)).forEach(onAudioPacket)
+                    let offset = loopOffset + (timestampJumps?.correction ?? 0)
+                    audio.handle(packet, offset: mediaTime(offset)).forEach(onAudioPacket)
                 }
                 continue
             }
             lastVideoPacket = .now
+            takeOutJump(packet)
             if let resumeAt { rebase(packet, to: resumeAt) }
             if let onCompressedPacket, let parameterSets = h264ParameterSets {
                 for unit in timedPackets(packet, parameterSets) { onCompressedPacket(unit, input.width, input.height) }
@@ -430,12 +444,22 @@ package final class MediaFileSource: FrameSource {
         frameDuration = Self.frameDuration(input, timeBase)
         reorderingDelay = Self.reorderingDelay(opened, frameDuration)
         (untimedPackets, lastCompressedDts) = ([], nil)
+        restartTimestampJumps()
         // The audio it had goes on; audio that cannot be carried on now is left out.
         audio =
             (try? StreamAudio(
                 format: opened.format, videoStream: opened.streamIndex, mode: options.audio, url: url,
                 counters: audioCountersCell ?? AudioCountersCell())) ?? nil
         input.audio = audio?.description ?? audioInput
+    }
+
+    /// Moves a video packet by the stream's jumps so far (`TimestampJumps`).
+    private func takeOutJump(_ packet: UnsafeMutablePointer<AVPacket>) {
+        let nopts = cffmpeg_nopts()
+        let time = packet.pointee.dts != nopts ? packet.pointee.dts : packet.pointee.pts
+        guard time != nopts, let correction = timestampJumps?.place(time), correction != 0 else { return }
+        if packet.pointee.pts != nopts { packet.pointee.pts &+= correction }
+        if packet.pointee.dts != nopts { packet.pointee.dts &+= correction }
     }
 
     /// Puts the first video packet after a reconnection, and all after it, at `time`.
@@ -452,6 +476,7 @@ package final class MediaFileSource: FrameSource {
         guard let format, let decoder else { return }
         loopOffset = lastPts + frameDuration
         lastCompressedDts = nil
+        restartTimestampJumps()
         pacing?.restart()
         draining = false
         let seek = av_seek_frame(format, streamIndex, 0, AVSEEK_FLAG_BACKWARD)
