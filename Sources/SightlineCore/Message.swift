@@ -389,7 +389,7 @@ public struct DetectorCounters: Sendable, Codable, Equatable {
 
 public struct OutputCounters: Sendable, Codable, Equatable {
     public var delivered: Int = 0
-    /// Frames discarded before the output saw them, by reason (`late`, `shutdown`).
+    /// Frames discarded before the output saw them, by reason (`late`, `shutdown`, `rate`).
     public var dropped: [String: Int] = [:]
 
     public init(delivered: Int = 0, dropped: [String: Int] = [:]) {

@@ -18,4 +18,12 @@ package struct VideoFrame: Sendable {
         self.wallClockNanoseconds = wallClockNanoseconds
         self.index = index
     }
+
+    /// The frame, shown for at least `least`: a frame analysed at a rate stands for those
+    /// left out after it, so its objects hold until the next analysed frame.
+    package func lasting(atLeast least: MediaTime) -> VideoFrame {
+        guard (duration ?? .zero) < least else { return self }
+        return VideoFrame(
+            pixels: pixels, time: time, duration: least, wallClockNanoseconds: wallClockNanoseconds, index: index)
+    }
 }

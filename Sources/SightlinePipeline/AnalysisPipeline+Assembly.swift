@@ -96,7 +96,12 @@ extension AnalysisPipeline {
             _ configuration: PipelineDetection, input: InputDescription, analysingWholeFile: Bool, logger: Logger
         ) throws {
             if configuration.detectors.contains(.faces) {
-                faces = try AnalysisPipeline.faceDetectors(configuration.faces, analysingWholeFile: analysingWholeFile)
+                // At a chosen rate, frames are not batched nor scanned ahead: a frame held for
+                // its batch's next would be a second of video or more, and its faces would
+                // reach a recorder after the video had passed them.
+                faces = try AnalysisPipeline.faceDetectors(
+                    configuration.faces, analysingWholeFile: analysingWholeFile,
+                    framesAhead: analysingWholeFile && configuration.framesPerSecond == nil)
                 identification = try AnalysisPipeline.loadFaceModels(into: faces, configuration, logger)
                 if let notice = FaceDetector.instructionSet.fallbackNotice { logger.warning("\(notice)") }
             }
@@ -118,15 +123,18 @@ extension AnalysisPipeline {
         let publisher: Publisher
         let sourceID: String
         let discardLateFrames: Bool
+        /// Frames analysed a second; nil: all the detectors keep up with.
+        let analysisRate: Double?
         let stills: StillImageOutput?
         let logger: Logger
         private(set) var all: [FrameDataOutput] = []
 
         init(
-            publisher: Publisher, sourceID: String, discardLateFrames: Bool, stills: StillImageOutput?, logger: Logger
+            publisher: Publisher, sourceID: String, discardLateFrames: Bool, analysisRate: Double?,
+            stills: StillImageOutput?, logger: Logger
         ) {
-            (self.publisher, self.sourceID, self.discardLateFrames, self.stills, self.logger) = (
-                publisher, sourceID, discardLateFrames, stills, logger
+            (self.publisher, self.sourceID, self.discardLateFrames, self.analysisRate, self.stills, self.logger) = (
+                publisher, sourceID, discardLateFrames, analysisRate, stills, logger
             )
         }
 
@@ -142,7 +150,7 @@ extension AnalysisPipeline {
             all.append(
                 FrameDataOutput(
                     name: name, delegate: analysis, alwaysDiscardsLateFrames: discardLateFrames,
-                    maximumFramesInFlight: 4,
+                    maximumFramesInFlight: 4, rate: analysisRate.map(AnalysisRate.init(framesPerSecond:)),
                     onDelegate: discardLateFrames ? FullScansBeside.frameAnalysed(started:) : nil))
             return analysis
         }
@@ -219,11 +227,11 @@ extension AnalysisPipeline {
     /// the threads, for a live source's latency and because tracking and the motion gate
     /// start each frame from the one before, and, tracking a live source, whose full scans
     /// are made beside it, so that no frame waits for one.
-    fileprivate static func faceDetectors(_ configuration: FaceDetector.Configuration, analysingWholeFile: Bool) throws
-        -> [FaceDetector]
-    {
+    fileprivate static func faceDetectors(
+        _ configuration: FaceDetector.Configuration, analysingWholeFile: Bool, framesAhead: Bool
+    ) throws -> [FaceDetector] {
         let configuration = try configuration.validated()
-        guard analysingWholeFile, configuration.threads > 1, !configuration.motionGate else {
+        guard framesAhead, configuration.threads > 1, !configuration.motionGate else {
             let detector = try FaceDetector(configuration: configuration)
             if !analysingWholeFile, configuration.fullScanInterval > 1, !configuration.motionGate {
                 detector.fullScansBeside = try FullScansBeside(for: configuration)

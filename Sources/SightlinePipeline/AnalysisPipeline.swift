@@ -48,6 +48,9 @@ package struct PipelineDetection: Sendable {
     /// AVFoundation does: a live source (a camera, a network stream, a file paced with
     /// `realtime`) drops, a file read as fast as it can be waits for its detectors.
     package var discardLateFrames: Bool?
+    /// Frames analysed a second, evenly spaced (`--detect-fps`); nil: every frame the
+    /// detectors keep up with. The frames left out are still published and recorded.
+    package var framesPerSecond: Double?
 
     package init() {}
 }
@@ -205,7 +208,7 @@ package final class AnalysisPipeline: Service, Sendable {
         stills = isLive ? StillImageOutput() : nil
         var outputs = Outputs(
             publisher: publisher, sourceID: configuration.sourceID, discardLateFrames: discardLateFrames,
-            stills: stills, logger: logger)
+            analysisRate: configuration.detection.framesPerSecond, stills: stills, logger: logger)
         fullScansBeside = detectors.faces.contains { $0.fullScansBeside != nil }
         faces =
             detectors.faces.isEmpty
@@ -415,6 +418,7 @@ package final class AnalysisPipeline: Service, Sendable {
                 "audio": "\(input.audio?.summary ?? "none")",
                 "publish": "\(publisher.endpoint)",
                 "detect": "\(detections.joined(separator: ","))", "analysis": "\(analysisMode.rawValue)",
+                "detect-fps": "\(configuration.detection.framesPerSecond.map { "\($0)" } ?? "all")",
                 "simd": "\(FaceDetector.instructionSet)",
                 "frames-at-once": "\(faces?.framesAtOnce ?? 1)",
                 "full-scans-ahead": "\(faces?.framesAhead ?? 0 > 0)", "full-scans-beside": "\(fullScansBeside)",

@@ -220,6 +220,12 @@ struct DetectionOptions: ParsableArguments {
     )
     var fullScanInterval = 1
 
+    @Option(
+        help:
+            "Analyse this many frames a second (0.1-1000), evenly spaced; every frame is still published and recorded, and the ones left out are counted as dropped for `rate`. Default: every frame the detectors keep up with."
+    )
+    var detectFps: Double?
+
     @Flag(help: "Skip face detection on frames where nothing moved since the last one analysed, holding its faces.")
     var motionGate = false
 
@@ -252,5 +258,8 @@ struct DetectionOptions: ParsableArguments {
             motionGate: motionGate)
         configuration.detection.codes = BarcodeDetector.Configuration(
             types: try MachineReadableCodeType.list(codeTypes), tryHarder: tryHarder)
+        configuration.detection.framesPerSecond = try detectFps.map {
+            try OptionValues.number($0, option: "--detect-fps", in: 0.1...1000)
+        }
     }
 }

@@ -37,6 +37,10 @@ import Testing
         var notExecutable: [String] = []
         for name in try FileManager.default.contentsOfDirectory(atPath: tools.path).sorted() {
             let file = tools.appendingPathComponent(name)
+            // Only files: Python leaves __pycache__ here once a test has imported a helper.
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory), !isDirectory.boolValue
+            else { continue }
             guard let handle = FileHandle(forReadingAtPath: file.path) else { continue }
             let start = try handle.read(upToCount: 2)
             try handle.close()

@@ -49,20 +49,24 @@ import Testing
         #expect(try decodedFrames(try #require(files.first)) == 300)
     }
 
-    /// `sightline run --record`: the file holds every published frame, decodable, and
-    /// exiftool shows for each analysed frame the face IDs and boxes the run published.
-    @Test func runRecordsWhatItPublishes() throws {
-        let out = directory.file("run")
+    /// `sightline run --print` on the bundled sample with `options`: how it ended, and the
+    /// messages it printed.
+    private func runPrinting(_ options: [String]) throws -> (CommandLineTests.Outcome, [Message]) {
         let outcome = try cli.sightline(
-            [
-                "run", "--every-frame", "--reencode", "--record", out, "--print", "--publish",
-                "tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())",
-            ],
+            ["run"] + options + ["--print", "--publish", "tcp://127.0.0.1:\(Endpoint.freeLoopbackPort())"],
             timeout: 120)
         #expect(outcome.status == 0, "\(outcome.stderrLines)")
         let messages = try outcome.stdout.split(separator: "\n").map {
             try JSONDecoder().decode(Message.self, from: Data($0.utf8))
         }
+        return (outcome, messages)
+    }
+
+    /// `sightline run --record`: the file holds every published frame, decodable, and
+    /// exiftool shows for each analysed frame the face IDs and boxes the run published.
+    @Test func runRecordsWhatItPublishes() throws {
+        let out = directory.file("run")
+        let (outcome, messages) = try runPrinting(["--every-frame", "--reencode", "--record", out])
         let counters = try #require(messages.last?.status?.counters)
         #expect(counters.videoPackets == 300)
         #expect(counters.encoding?.count == 300)
@@ -89,6 +93,34 @@ import Testing
             }
             #expect(document.bounds == boxes, "frame \(key)")
         }
+    }
+
+    /// `--detect-fps`: a file read whole at 1 and at 5 analysed frames a second. The 300
+    /// frames are all published and recorded; the faces are found on every 30th or 6th frame
+    /// (the others counted as `rate`, none as `late`) and hold until the next, and each
+    /// analysed frame's faces are in the file, at that frame, as exiftool reads them: none
+    /// came after the video had passed.
+    @Test(arguments: [1, 5]) func aChosenRateAnalysesEvenlyAndRecordsEveryFrame(rate: Int) throws {
+        let out = directory.file("rate-\(rate)")
+        let (outcome, messages) = try runPrinting(["--detect-fps", "\(rate)", "--record", out])
+        let counters = try #require(messages.last?.status?.counters)
+        #expect(counters.videoPackets == 300)
+        #expect(counters.outputs["detect"] == OutputCounters(delivered: 10 * rate, dropped: ["rate": 300 - 10 * rate]))
+        // Each analysed frame's faces hold until the next; an empty group at the end (10 s)
+        // may say they are gone.
+        let faces = messages.filter { $0.kind == .faces && $0.time!.seconds < 10 }
+        let analysed = faces.map { Int(($0.time!.seconds * 30).rounded()) }
+        #expect(analysed == Array(stride(from: 0, to: 300, by: 30 / rate)))
+        #expect(faces.allSatisfy { ($0.faces ?? []).allSatisfy { $0.duration?.seconds == 1 / Double(rate) } })
+
+        let file = try #require(try recordings(in: out).first)
+        #expect(try decodedFrames(file) == 300)
+        let documents = try exiftoolFaces(file)
+        for message in messages where message.kind == .faces && !(message.faces ?? []).isEmpty {
+            let key = Int((message.time!.seconds * 30).rounded())
+            #expect(documents[key]?.ids == message.faces!.map(\.faceID), "frame \(key)")
+        }
+        #expect(!outcome.stderrLines.contains { $0.contains("\"late\"") }, "\(outcome.stderrLines)")
     }
 
     /// Pass-through: an H.264 file's packets are recorded byte for byte, not re-encoded.
