@@ -44,6 +44,8 @@ package final class FrameDataOutput: Sendable {
     /// One permit per frame queued or in the delegate, when the backlog is bounded.
     private let slots: DispatchSemaphore?
     private let slotCount: Int
+    /// Which frames the delegate gets at all; nil: every frame (no lock taken for it).
+    private let rate: Mutex<AnalysisRate>?
     private let onDelegate: (@Sendable (Bool) -> Void)?
 
     private struct State {
@@ -52,7 +54,6 @@ package final class FrameDataOutput: Sendable {
         var counters = OutputCounters()
         var maxBacklog = 0
         var discardWaiting = false
-        var rate: AnalysisRate?
         /// `drain()` callers waiting for the delegate to be idle; resumed by the delivery
         /// that empties the output.
         var drained: [CheckedContinuation<Void, Never>] = []
@@ -70,7 +71,7 @@ package final class FrameDataOutput: Sendable {
         self.slotCount = maximumFramesInFlight ?? 0
         self.thread = SerialThread(name: "output.\(name)")
         self.onDelegate = onDelegate
-        state.withLock { $0.rate = rate }
+        self.rate = rate.map { Mutex($0) }
     }
 
     package var counters: OutputCounters { state.withLock { $0.counters } }
@@ -81,19 +82,15 @@ package final class FrameDataOutput: Sendable {
     /// Offers a frame. Called on the capture thread; never blocks on the delegate unless
     /// `maximumFramesInFlight` is set.
     package func offer(_ incoming: VideoFrame) {
-        // At a rate, a frame analysed stands for the interval up to the next one.
-        let frame: VideoFrame? = state.withLock { state in
-            guard var rate = state.rate else { return incoming }
-            defer { state.rate = rate }
-            guard rate.admits(incoming.time.seconds) else {
-                state.counters.dropped[DropReason.rate.rawValue, default: 0] += 1
-                return nil
+        var frame = incoming
+        if let decision = rate?.withLock({ (admitted: $0.admits(incoming.time.seconds), interval: $0.interval) }) {
+            guard decision.admitted else {
+                state.withLock { $0.counters.dropped[DropReason.rate.rawValue, default: 0] += 1 }
+                waitUntilIdle()
+                return
             }
-            return incoming.lasting(atLeast: MediaTime(seconds: rate.interval, timescale: incoming.time.timescale))
-        }
-        guard let frame else {
-            waitUntilIdle()
-            return
+            // A frame analysed at a rate stands for the interval up to the next one.
+            frame = incoming.lasting(atLeast: MediaTime(seconds: decision.interval, timescale: incoming.time.timescale))
         }
         slots?.wait()
         let offered: Offered = state.withLock { state in

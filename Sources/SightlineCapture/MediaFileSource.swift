@@ -151,7 +151,7 @@ package final class MediaFileSource: FrameSource {
         reorderingDelay = Self.reorderingDelay(opened, frameDuration)
         if options.realtime {
             pacing = FramePacing(
-                tickSeconds: Double(timeBase.num) / Double(timeBase.den),
+                tickSeconds: tickSeconds,
                 frameInterval: frameDuration > 0 ? .seconds(mediaTime(frameDuration).seconds) : nil)
         }
         restartTimestampJumps()
@@ -161,9 +161,11 @@ package final class MediaFileSource: FrameSource {
     /// places it, not a jump.
     private func restartTimestampJumps() {
         guard isLiveStream || options.realtime else { return }
-        timestampJumps = TimestampJumps(
-            tickSeconds: Double(timeBase.num) / Double(timeBase.den), frameTicks: frameDuration)
+        timestampJumps = TimestampJumps(tickSeconds: tickSeconds, frameTicks: frameDuration)
     }
+
+    /// Seconds per tick of the video stream's time base.
+    private var tickSeconds: Double { Double(timeBase.num) / Double(timeBase.den) }
 
     private struct Opened {
         var format: UnsafeMutablePointer<AVFormatContext>
@@ -359,7 +361,7 @@ package final class MediaFileSource: FrameSource {
                 // Audio before the first video packet after a reconnection has no place on
                 // the timeline yet.
                 if let audio, let onAudioPacket, packet.pointee.stream_index == audio.streamIndex, resumeAt == nil {
-                    let offset = loopOffset + (timestampJumps?.correction ?? 0)
+                    let offset = loopOffset &+ (timestampJumps?.correction ?? 0)
                     audio.handle(packet, offset: mediaTime(offset)).forEach(onAudioPacket)
                 }
                 continue
