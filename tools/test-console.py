@@ -11,6 +11,7 @@ holds (`sightline inspect --metadata`). Screenshots are checked by their pixels.
 
 Ends with "N passed, M failed"; exit status 1 when anything failed.
 """
+import glob
 import io
 import json
 import os
@@ -162,6 +163,16 @@ def stop(driver, processes):
             process.kill()
 
 
+def hevc_clip(work):
+    """The 640x480 sample in H.265 (libx265, B-frames), 4 s: made once per run."""
+    clip = os.path.join(work, "faces-hevc.mp4")
+    if not os.path.exists(clip):
+        subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", os.path.join(ROOT, "Sources/SightlineSamples/Media/faces_640x480.mp4"),
+                        "-t", "4", "-c:v", "libx265", "-x265-params", "log-level=error:keyint=30", "-tag:v", "hvc1", "-an",
+                        clip], check=True)
+    return clip
+
+
 def tile_state(driver, source):
     return driver.execute_script(
         f"const t = document.querySelector('.tile[data-source={source}]'); return t && Object.assign({{}}, t.dataset)")
@@ -173,7 +184,7 @@ def grid_checks(work):
     a source that goes away says so, and plays again when it is back."""
     clips = {"cam1": os.path.join(ROOT, "Sources/SightlineSamples/Media/faces_640x480.mp4"),
              "cam2": os.path.join(ROOT, "Sources/SightlineSamples/Media/faces_1280x720.mp4")}
-    ports = {source: free_port() for source in list(clips) + ["cam3"]}
+    ports = {source: free_port() for source in list(clips) + ["cam3", "cam4"]}
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     processes = {}
@@ -192,6 +203,10 @@ def grid_checks(work):
         processes["cam3"] = subprocess.Popen([
             BIN, "run", "--source-id", "cam3", "--realtime", "--loop", "--video", "off", "--frames", "jpeg",
             "--publish", f"tcp://127.0.0.1:{ports['cam3']}", "--log-level", "warning"])
+        # An H.265 camera, its video passed on as it comes, which this Chromium does not play.
+        processes["cam4"] = subprocess.Popen([
+            BIN, "run", "--source", hevc_clip(work), "--source-id", "cam4", "--realtime", "--loop", "--frames", "jpeg",
+            "--publish", f"tcp://127.0.0.1:{ports['cam4']}", "--log-level", "warning"])
         processes["console"] = subprocess.Popen(
             [BIN, "console", "--listen", f"127.0.0.1:{port}", "--stale-after", "3", "--log-level", "warning"]
             + [argument for p in ports.values() for argument in ("--connect", f"tcp://127.0.0.1:{p}")])
@@ -205,6 +220,11 @@ def grid_checks(work):
             "const i = document.querySelector('.tile[data-source=cam3] img'); return !i.hidden && i.naturalWidth > 0"),
             timeout=90, what="cam3's JPEG frames in the grid")
         check("a source without video on the bus shows its JPEG frames in its tile", True)
+        hevc = wait_for(lambda: (lambda state: state if state.get("mode") == "jpeg" and "codec" in state else None)(
+            tile_state(driver, "cam4") or {}), timeout=90, what="cam4's H.265 tile")
+        says = driver.execute_script("return document.querySelector('.tile[data-source=cam4] .info').textContent")
+        check("an H.265 source this browser does not play: its tile names the codec and shows its JPEG frames",
+              hevc["codec"].startswith("hvc1.1.6.L") and "does not play hvc1" in says, f"{hevc} {says!r}")
         for source, picture in (("cam1", "video"), ("cam2", "video"), ("cam3", "img")):
             places = driver.execute_script(
                 f"const t = document.querySelector('.tile[data-source={source}]'); const box = (s) => "
@@ -560,6 +580,10 @@ def main():
     with open(os.path.join(others, "corrupt.mov"), "wb") as f:
         f.write(b"\x00\x00\x00\x18ftypqt  " + os.urandom(4000))
     os.symlink("/etc/hostname", os.path.join(others, "escape.mov"))
+    # An H.265 camera's recording, recorded as it came.
+    subprocess.run([BIN, "run", "--source", hevc_clip(work), "--record", os.path.join(work, "hevc"), "--log-level",
+                    "warning"], check=True, stdout=subprocess.DEVNULL)
+    shutil.move(glob.glob(os.path.join(work, "hevc", "*.mov"))[0], os.path.join(others, "hevc.mov"))
     publish, metadata_in, port = free_port(), free_port(), free_port()
     base = f"http://127.0.0.1:{port}"
     processes = []
@@ -764,6 +788,20 @@ def main():
         check("its box turns with the picture", close(client, expected, 1.5), f"{client} vs {expected}")
         check("screenshot: the turned box is drawn there", wait_for(
             lambda: edge_is_drawn(screenshot(driver), client), timeout=30, step=0.5, what="the turned box"))
+
+        # The H.265 recording: this Chromium does not play it; the page says so and offers
+        # an H.264 clip with the boxes burned in. Its timeline and snapshots work as they are.
+        driver.get(base + "/recordings/hevc.mov")
+        notice = wait_for(lambda: driver.execute_script(
+            "const n = document.getElementById('unplayable'); return !n.hidden && n.textContent"), what="the notice")
+        mode = driver.execute_script("return document.getElementById('clipMode').value")
+        check("an H.265 recording the browser does not play: the page says so and offers a burned-in clip",
+              "does not play H.265 (hvc1.1.6.L" in notice and mode == "burn-in", f"{notice!r} {mode}")
+        lanes = driver.execute_script("return document.querySelectorAll('#timeline .lane').length")
+        status, headers, jpeg = http(base + "/api/recordings/hevc.mov/snapshot?t=2")
+        check("its timeline has its faces and a snapshot decodes its H.265",
+              lanes >= 1 and status == 200 and headers.get("Content-Type") == "image/jpeg" and len(jpeg) > 1000,
+              f"{lanes} lanes, {status}")
 
         # Events: found by name, played at their time; then the page at phone width too.
         event_checks(driver, base, recordings, ours)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Network cameras as they behave in the field, against a real RTSP server (Debian's
-GStreamer RTSP server, tools/rtsp_server.py): one `sightline serve` over six sources while
+GStreamer RTSP server, tools/rtsp_server.py): one `sightline serve` over seven sources while
 the test reboots, freezes and re-keys the servers behind them.
 
 - cam1 (TCP, password from ${CAM_PASSWORD}): its server restarts after 5 s with a 320x240
@@ -8,12 +8,14 @@ the test reboots, freezes and re-keys the servers behind them.
 - cam2 (UDP): its server is away for 60 s, longer than the reconnect grace;
 - cam3 (password from `password-file`): its server refuses the password (401), then takes it;
 - cam4 (`network-timeout: 2`): its server freezes without closing (SIGSTOP), then thaws;
+- cam5: an H.265 camera, recorded as it comes, whose server restarts after 5 s in H.264;
 - fifo: a FIFO nobody writes, whose open never returns;
 - jump: a file paced in real time whose timestamps jump forward by 4,984 s.
 
 Checked: /health at each moment (reconnecting, a problem only after the grace; failed with
 the 401; stalled), the metrics counting every outage, a new file at each outage in the
-stream's new size, every file decoding with `ffmpeg -xerror`, no refused message, SIGTERM
+stream's new size or codec, H.265 recorded without re-encoding (FFmpeg decodes the served
+file's very pictures from it), every file decoding with `ffmpeg -xerror`, no refused message, SIGTERM
 ending serve while an open hangs, and no password in anything the test collected: serve's
 log, /health, /metrics, the console's API, every bus message and every MQTT payload.
 
@@ -50,20 +52,24 @@ def ffmpeg(*arguments):
 
 
 def make_media(work):
-    """A 640x480 H.264 main stream and a 320x240 one, both with AAC sound and 5 minutes
-    long (a stream ends with its file, as a rebooting camera's does), and a 10 s file
-    whose timestamps jump forward by 4,984 s after its 150th packet."""
-    main, small, jump = work / "main.mp4", work / "small.mp4", work / "jump.ts"
-    ffmpeg("-stream_loop", "29", "-i", str(media / "faces_640x480.mp4"), "-f", "lavfi", "-i",
-           "sine=frequency=440:sample_rate=48000", "-map", "0:v", "-map", "1:a", "-c:v", "copy", "-c:a", "aac",
-           "-b:a", "64k", "-shortest", str(main))
+    """A 640x480 H.264 main stream, the same in H.265 (libx265, B-frames) and a 320x240 one,
+    all with AAC sound and 4-5 minutes long (a stream ends with its file, as a rebooting
+    camera's does), and a 10 s file whose timestamps jump forward by 4,984 s after its 150th
+    packet. Returns them and the H.265 clip the second is looped from."""
+    main, hevc, small, jump = work / "main.mp4", work / "main-hevc.mp4", work / "small.mp4", work / "jump.ts"
+    hevc_clip = work / "faces-hevc.mp4"
+    ffmpeg("-i", str(media / "faces_640x480.mp4"), "-an", "-c:v", "libx265", "-preset", "ultrafast", "-x265-params",
+           "log-level=error:keyint=30:bframes=2", "-tag:v", "hvc1", str(hevc_clip))
+    for video, movie in ((media / "faces_640x480.mp4", main), (hevc_clip, hevc)):
+        ffmpeg("-stream_loop", "29", "-i", str(video), "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+               "-map", "0:v", "-map", "1:a", "-c:v", "copy", "-c:a", "aac", "-b:a", "64k", "-shortest", str(movie))
     ffmpeg("-i", str(main), "-vf", "scale=320:240", "-c:v", "libx264", "-preset", "ultrafast", "-g", "30",
            "-c:a", "copy", str(small))
     # The MPEG-TS muxer's time base, 1/90000, is the filter's.
     shift = r"if(gte(N\,150)\,4984*90000\,0)"
     ffmpeg("-i", str(media / "faces_640x480.mp4"), "-an", "-c:v", "copy", "-bsf:v",
            f"setts=pts=PTS+{shift}:dts=DTS+{shift}", "-f", "mpegts", str(jump))
-    return main, small, jump
+    return main, hevc, hevc_clip, small, jump
 
 
 class RtspServer:
@@ -179,7 +185,7 @@ def main():
         print("test-rtsp: skipped (no GStreamer RTSP server for /usr/bin/python3: tools/setup.sh installs it)")
         return 0
     work = pathlib.Path(tempfile.mkdtemp(prefix="sightline-rtsp-"))
-    main_movie, small_movie, jump = make_media(work)
+    main_movie, hevc_movie, hevc_clip, small_movie, jump = make_media(work)
     recordings = work / "recordings"
     fifo = work / "never-written.ts"
     os.mkfifo(fifo)
@@ -190,6 +196,7 @@ def main():
         "b": RtspServer(work, "b", [f"/sub=h264:{small_movie}"]),
         "c": RtspServer(work, "c", [f"/main=h264+aac:{main_movie}"], "admin", OTHER_PASSWORD),
         "d": RtspServer(work, "d", [f"/sub=h264:{small_movie}"]),
+        "e": RtspServer(work, "e", [f"/main=h265+aac:{hevc_movie}"]),
     }
     broker = Broker(work)
     bus_port, metrics_port, console_port = free_port(), free_port(), free_port()
@@ -217,6 +224,8 @@ sources:
   - source-id: cam4
     source: rtsp://127.0.0.1:{servers["d"].port}/sub
     network-timeout: 2
+  - source-id: cam5
+    source: rtsp://127.0.0.1:{servers["e"].port}/main
   - source-id: fifo
     source: {fifo}
   - source-id: jump
@@ -234,7 +243,7 @@ sources:
                              stderr=subprocess.STDOUT, env=environment)
     observer = Observer(metrics_port, console_port)
     try:
-        scenario(serve, servers, observer, recordings)
+        scenario(serve, servers, observer, recordings, hevc_clip)
     finally:
         for server in servers.values():
             server.stop()
@@ -269,7 +278,19 @@ sources:
     return check.summary()
 
 
-def scenario(serve, servers, observer, recordings):
+def picture_hashes(movie):
+    """Each video frame's MD5 as FFmpeg decodes it."""
+    out = subprocess.run(["ffmpeg", "-v", "error", "-i", str(movie), "-map", "0:v:0", "-f", "framemd5", "-"],
+                         capture_output=True, text=True).stdout
+    return [line.rsplit(",", 1)[1].strip() for line in out.splitlines() if line and not line.startswith("#")]
+
+
+def video_codec_tag(movie):
+    return subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=codec_tag_string",
+                           "-of", "csv=p=0", str(movie)], capture_output=True, text=True).stdout.strip()
+
+
+def scenario(serve, servers, observer, recordings, hevc_clip):
     def state(source_id):
         if serve.poll() is not None:
             raise RuntimeError(f"serve exited with {serve.returncode}")
@@ -283,7 +304,7 @@ def scenario(serve, servers, observer, recordings):
 
     # Opening: the three cameras run, the refused password is a problem with its reason,
     # the FIFO's open is a stall, and the file with the jump plays through to its end.
-    for source_id in ("cam1", "cam2", "cam4"):
+    for source_id in ("cam1", "cam2", "cam4", "cam5"):
         waited(f"{source_id} runs", lambda s=source_id: state(s)[0] == "running", 180, report)
     waited("cam3's refused password is a problem with its reason",
            lambda: state("cam3")[0] == "failed" and state("cam3")[2], 120, report)
@@ -295,13 +316,16 @@ def scenario(serve, servers, observer, recordings):
     waited("the file whose timestamps jump 4,984 s ends", lambda: state("jump")[0] == "ended", 180, report)
     check("every frame of the file with the jump was read", observer.metric("sightline_frames_total", "jump") == 300,
           str(observer.metric("sightline_frames_total", "jump")))
-    waited("cam1 has recorded", lambda: observer.metric("sightline_recorder_frames_written_total", "cam1") > 60, 120,
-           report)
+    for source_id in ("cam1", "cam5"):
+        waited(f"{source_id} has recorded",
+               lambda s=source_id: observer.metric("sightline_recorder_frames_written_total", s) > 60, 120, report)
     observer.console_pages()
 
-    # The outages: cam1's and cam2's servers go, cam4's freezes, cam3's takes the password.
+    # The outages: cam1's, cam2's and cam5's servers go, cam4's freezes, cam3's takes the
+    # password.
     servers["a"].stop()
     servers["b"].stop()
+    servers["e"].stop()
     servers["d"].freeze()
     gone = time.monotonic()
     servers["c"].stop()
@@ -320,11 +344,15 @@ def scenario(serve, servers, observer, recordings):
     frames = observer.metric("sightline_frames_total", "cam1")
     servers["a"].mounts = [f"/main=h264+aac:{servers['a'].work / 'small.mp4'}"]
     servers["a"].start("admin", PASSWORD)
+    # The H.265 camera comes back in H.264.
+    servers["e"].mounts = [f"/main=h264+aac:{servers['e'].work / 'main.mp4'}"]
+    servers["e"].start()
     back = waited("cam1's frames flow again after its server's return",
                   lambda: observer.metric("sightline_frames_total", "cam1") > frames, 120, report)
     if back is not None:
         print(f"cam1: frames again {back:.2f} s after its server's return (target 2 s)")
     waited("cam1 runs again", lambda: state("cam1")[0] == "running", 60, report)
+    waited("cam5 runs again, in H.264", lambda: state("cam5")[0] == "running", 60, report)
 
     time.sleep(max(0.0, gone + 8 - time.monotonic()))
     servers["d"].thaw()
@@ -342,15 +370,16 @@ def scenario(serve, servers, observer, recordings):
     waited("cam2 runs again after 60 s away", lambda: state("cam2")[0] == "running", 120, report)
     waited("every camera is fine again",
            lambda: not [p for p in observer.health().get("problems", []) if p.startswith("cam")], 120, report)
-    waited("cam1 records its new stream",
-           lambda: observer.metric("sightline_recorder_frames_written_total", "cam1") > 200, 120, report)
+    for source_id in ("cam1", "cam5"):
+        waited(f"{source_id} records its new stream",
+               lambda s=source_id: observer.metric("sightline_recorder_frames_written_total", s) > 200, 120, report)
 
     # What was counted.
     counted = {s: {name: observer.metric(f"sightline_{name}", s)
                    for name in ("source_reconnects_total", "source_disconnected_seconds_total",
-                                "recorder_source_outages_total")} for s in ("cam1", "cam2", "cam4")}
+                                "recorder_source_outages_total")} for s in ("cam1", "cam2", "cam4", "cam5")}
     print(f"counted: {counted}")
-    for source_id in ("cam1", "cam2", "cam4"):
+    for source_id in ("cam1", "cam2", "cam4", "cam5"):
         check(f"{source_id}'s reconnect is counted", counted[source_id]["source_reconnects_total"] >= 1,
               str(counted[source_id]))
         check(f"{source_id}'s outage is counted by its recorder",
@@ -373,13 +402,23 @@ def scenario(serve, servers, observer, recordings):
     check("SIGTERM ends serve while an open hangs", status == 0, f"status {status} after {took:.1f} s")
 
     # The files: one more than the outages, each decoding whole, cam1's in each size.
-    for source_id in ("cam1", "cam2", "cam4"):
+    for source_id in ("cam1", "cam2", "cam4", "cam5"):
         files = sorted(recordings.glob(f"{source_id}-*.mov"))
         outages = counted[source_id]["recorder_source_outages_total"]
         check(f"{source_id}: a new file after each outage", len(files) == outages + 1,
               f"{len(files)} files, {outages} outages")
     widths = [video_width(f) for f in sorted(recordings.glob("cam1-*.mov"))]
     check("cam1's files: first 640 wide, the last 320", widths[:1] == [640] and widths[-1:] == [320], str(widths))
+    # H.265 recorded as it came: hvc1, and FFmpeg decodes the served clip's own pictures from
+    # it (a re-encoding would change every one); after the restart, H.264.
+    cam5 = sorted(recordings.glob("cam5-*.mov"))
+    tags = [video_codec_tag(f) for f in cam5]
+    check("cam5's files: first H.265 (hvc1), the last H.264 (avc1)", tags[:1] == ["hvc1"] and tags[-1:] == ["avc1"],
+          str(tags))
+    served, recorded = set(picture_hashes(hevc_clip)), picture_hashes(cam5[0]) if cam5 else []
+    check("cam5's H.265 file holds the camera's own pictures, not re-encoded ones",
+          len(recorded) > 60 and all(h in served for h in recorded),
+          f"{sum(h in served for h in recorded)} of {len(recorded)} pictures are the served ones")
     # The jump taken out of the timeline: ten seconds recorded, not an hour and a half.
     jumped = sorted(recordings.glob("jump-*.mov"))
     lasted = [float(subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0",

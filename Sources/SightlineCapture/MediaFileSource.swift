@@ -59,14 +59,16 @@ package final class MediaFileSource: FrameSource {
     private let scaler = PixelScaler()
     /// An allocated frame the decoder had nothing for yet, reused for the next attempt.
     private var spareFrame: UnsafeMutablePointer<AVFrame>?
-    /// The stream's H.264 parameter sets, Annex B, when the video is H.264 (else nil): what
-    /// `onCompressedPacket` needs to make every key frame self-contained.
-    package private(set) var h264ParameterSets: [UInt8]?
-    /// NAL length size when the container stores length-prefixed H.264 (MP4, QuickTime).
+    /// The stream's codec and parameter sets (Annex B) when its packets can be passed on as
+    /// they are (H.264, H.265; else nil): what `onCompressedPacket` needs to make every key
+    /// frame self-contained.
+    package private(set) var passThrough: PassThrough?
+    package typealias PassThrough = (codec: VideoCodec, parameterSets: [UInt8])
+    /// NAL length size when the container stores length-prefixed NAL units (MP4, QuickTime).
     private var nalLengthSize: Int?
     /// Called on the capture thread with each compressed video packet, before it is
-    /// decoded, when the video is H.264: for recording without re-encoding; with the
-    /// stream's size (a camera back from a restart may have another). Set it before the
+    /// decoded, when the video is H.264 or H.265: for recording without re-encoding; with
+    /// the stream's size (a camera back from a restart may have another). Set it before the
     /// session starts.
     package var onCompressedPacket: (@Sendable (VideoAccessUnit, _ width: Int, _ height: Int) -> Void)?
     /// Called on the capture thread with each AAC frame of the source's audio (see
@@ -133,7 +135,7 @@ package final class MediaFileSource: FrameSource {
             opened.format, opened.decoder, opened.streamIndex, opened.timeBase, opened.input
         )
         isLiveStream = Self.isLive(url: url, format: opened.format)
-        (h264ParameterSets, nalLengthSize) = Self.h264ParameterSets(opened)
+        (passThrough, nalLengthSize) = Self.passThrough(opened)
         do {
             audio = try StreamAudio(
                 format: opened.format, videoStream: opened.streamIndex, mode: options.audio, url: url)
@@ -193,16 +195,22 @@ package final class MediaFileSource: FrameSource {
         return ["http", "https"].contains(scheme) && format.pointee.duration == cffmpeg_nopts()
     }
 
-    /// The stream's H.264 parameter sets, Annex B, and the NAL length size when the
-    /// container stores length-prefixed H.264; nil for other codecs.
-    private static func h264ParameterSets(_ opened: Opened) -> ([UInt8]?, Int?) {
+    /// The stream's codec and parameter sets, Annex B, and the NAL length size when the
+    /// container stores length-prefixed units (its extradata is an `avcC` or `hvcC` record);
+    /// nil for a codec that is not passed on.
+    private static func passThrough(_ opened: Opened) -> (PassThrough?, Int?) {
         let parameters = opened.format.pointee.streams[Int(opened.streamIndex)]!.pointee.codecpar!.pointee
-        guard parameters.codec_id == AV_CODEC_ID_H264 else { return (nil, nil) }
         let extradata =
             parameters.extradata.map { Array(UnsafeBufferPointer(start: $0, count: Int(parameters.extradata_size))) }
             ?? []
-        guard let avcC = H264.parameterSets(avcC: extradata) else { return (extradata, nil) }
-        return (H264.annexB(avcC.units), avcC.lengthSize)
+        let (codec, record): (VideoCodec, (units: [ArraySlice<UInt8>], lengthSize: Int)?)
+        switch parameters.codec_id {
+        case AV_CODEC_ID_H264: (codec, record) = (.h264, H264.parameterSets(avcC: extradata))
+        case AV_CODEC_ID_HEVC: (codec, record) = (.hevc, H265.parameterSets(hvcC: extradata))
+        default: return (nil, nil)
+        }
+        guard let record else { return ((codec, extradata), nil) }
+        return ((codec, H264.annexB(record.units)), record.lengthSize)
     }
 
     /// A frame's duration in `timeBase` ticks; 0 when the stream has no frame rate.
@@ -369,8 +377,8 @@ package final class MediaFileSource: FrameSource {
             lastVideoPacket = .now
             takeOutJump(packet)
             if let resumeAt { rebase(packet, to: resumeAt) }
-            if let onCompressedPacket, let parameterSets = h264ParameterSets {
-                for unit in timedPackets(packet, parameterSets) { onCompressedPacket(unit, input.width, input.height) }
+            if let onCompressedPacket, let passThrough {
+                for unit in timedPackets(packet, passThrough) { onCompressedPacket(unit, input.width, input.height) }
             }
             if packet.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 { return .skipped(reason: "corrupt") }
             let sent = avcodec_send_packet(decoder, packet)
@@ -440,7 +448,7 @@ package final class MediaFileSource: FrameSource {
     /// Takes over a stream opened again, in whatever format it now has.
     private func adopt(_ opened: Opened) {
         (format, decoder, streamIndex, timeBase) = (opened.format, opened.decoder, opened.streamIndex, opened.timeBase)
-        (h264ParameterSets, nalLengthSize) = Self.h264ParameterSets(opened)
+        (passThrough, nalLengthSize) = Self.passThrough(opened)
         let audioInput = input.audio
         input = opened.input
         frameDuration = Self.frameDuration(input, timeBase)
@@ -515,6 +523,7 @@ package final class MediaFileSource: FrameSource {
     /// A compressed packet as Annex B, with the parameter sets in front of a key frame that
     /// lacks them, and its timestamps in ticks (nil where the stream gave none).
     private struct CompressedPacket {
+        var codec: VideoCodec
         var units: [ArraySlice<UInt8>]
         var isKey: Bool
         var pts: Int64?
@@ -527,18 +536,19 @@ package final class MediaFileSource: FrameSource {
     /// any time) until its first sender report places its RTP clock: they are held until a
     /// packet with a decode time says where they are, one frame apart before it, each
     /// missing presentation time its decode time plus the stream's reordering delay.
-    private func timedPackets(_ packet: UnsafeMutablePointer<AVPacket>, _ parameterSets: [UInt8]) -> [VideoAccessUnit] {
+    private func timedPackets(_ packet: UnsafeMutablePointer<AVPacket>, _ stream: PassThrough) -> [VideoAccessUnit] {
         let bytes = Array(UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
         var units =
             nalLengthSize.flatMap { H264.nalUnits(lengthPrefixed: bytes, lengthSize: $0) }
             ?? H264.nalUnits(annexB: bytes)
         let isKey = packet.pointee.flags & AV_PKT_FLAG_KEY != 0
-        if isKey, !units.contains(where: { H264.type(of: $0) == H264.sequenceParameterSet }) {
-            units.insert(contentsOf: H264.nalUnits(annexB: parameterSets), at: 0)
+        if isKey, !units.contains(where: stream.codec.isParameterSet) {
+            units.insert(contentsOf: H264.nalUnits(annexB: stream.parameterSets), at: 0)
         }
         let nopts = cffmpeg_nopts()
         var current = CompressedPacket(
-            units: units, isKey: isKey, pts: packet.pointee.pts != nopts ? packet.pointee.pts : nil,
+            codec: stream.codec, units: units, isKey: isKey,
+            pts: packet.pointee.pts != nopts ? packet.pointee.pts : nil,
             dts: packet.pointee.dts != nopts ? packet.pointee.dts : nil, duration: packet.pointee.duration)
         let step = max(frameDuration, 1)
         if current.dts == nil, let last = lastCompressedDts { current.dts = last + step }
@@ -561,7 +571,8 @@ package final class MediaFileSource: FrameSource {
         let dts = dts + loopOffset
         let pts = packet.pts.map { $0 + loopOffset } ?? dts + reorderingDelay
         return VideoAccessUnit(
-            nalUnits: packet.units, presentationTime: mediaTime(max(pts, dts)), decodeTime: mediaTime(dts),
+            nalUnits: packet.units, codec: packet.codec, presentationTime: mediaTime(max(pts, dts)),
+            decodeTime: mediaTime(dts),
             duration: packet.duration > 0 ? mediaTime(packet.duration) : nil, isKeyFrame: packet.isKey)
     }
 

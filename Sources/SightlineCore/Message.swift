@@ -153,7 +153,7 @@ extension KeyedEncodingContainer {
 /// What a `video` message's payload is: one H.264 access unit in Annex B form. Key frames
 /// carry their SPS and PPS in-band, so a subscriber can start at any key frame.
 public struct VideoPacketInfo: Sendable, Codable, Equatable {
-    /// Always "h264" in protocol version 1.
+    /// "h264" or "hevc" (H.265), FFmpeg's names; the payload is Annex B in both.
     public var codec: String
     public var keyFrame: Bool
     /// Decode time; the message's `time` is the presentation time (they differ with B-frames).

@@ -34,7 +34,8 @@ package enum BurnIn {
         var framesWritten = 0
         let bytes = try file.produce { path in
             let cores = ProcessInfo.processInfo.activeProcessorCount
-            let decoder = try H264SampleDecoder(avcConfiguration: source.format.avcConfiguration, threads: cores)
+            let decoder = try VideoSampleDecoder(
+                codec: source.format.codec, configuration: source.format.configuration, threads: cores)
             let rendering = Rendering(
                 source, range: range, script: script, options: options, cores: cores, to: path, progress: progress)
             for index in source.sampleIndices(for: range) {
@@ -86,7 +87,7 @@ package enum BurnIn {
         }
 
         /// Draws, encodes and writes the decoded pictures within the clip, in presentation order.
-        func show(_ pictures: [H264SampleDecoder.Picture]) throws {
+        func show(_ pictures: [VideoSampleDecoder.Picture]) throws {
             for (time, stored) in pictures.sorted(by: { $0.time < $1.time }) where time >= start && time < end {
                 let seconds = Double(time) / Double(timescale)
                 let upright = stored.oriented(script.orientation(at: seconds))

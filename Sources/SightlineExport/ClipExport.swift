@@ -235,7 +235,7 @@ package enum ClipTrimmer {
                     let sample = source.video.samples[index]
                     try writer.append(
                         VideoAccessUnit(
-                            storedSample: try source.movie.readSample(sample),
+                            storedSample: try source.movie.readSample(sample), codec: source.format.codec,
                             decodeTime: MediaTime(value: source.decodeTimes[index] + offset, timescale: timescale),
                             presentationTime: MediaTime(
                                 value: source.presentationTimes[index] + offset, timescale: timescale),

@@ -55,14 +55,14 @@ package struct ClipSource {
         } catch {
             throw ExportError.notAMovie(path: path, reason: "\(error)")
         }
-        guard let video = movie.tracks.first(where: { $0.mediaType == "vide" && $0.format == "avc1" }),
-            !video.samples.isEmpty, let avcC = video.avcConfiguration
+        guard let video = movie.tracks.first(where: { $0.mediaType == "vide" && $0.videoCodec != nil }),
+            !video.samples.isEmpty, let codec = video.videoCodec, let configuration = video.codecConfiguration
         else { throw ExportError.noVideo(path: path) }
         self.path = path
         self.movie = movie
         self.video = video
         format = try VideoTrackFormat(
-            avcConfiguration: avcC, width: Int(video.width), height: Int(video.height),
+            codec: codec, configuration: configuration, width: Int(video.width), height: Int(video.height),
             timescale: Int32(clamping: video.timescale))
         presentationTimes = video.samples.map { video.presentationTime(of: $0).value }
         decodeTimes = video.samples.map { $0.decodeTime &- video.editMediaTime }
@@ -115,7 +115,7 @@ package struct ClipSource {
         // Frames shown before the target may be decoded after it (B-frames): decode on to
         // the next key frame.
         let last = video.samples[(target + 1)...].firstIndex(where: \.isSync).map { $0 - 1 } ?? video.samples.count - 1
-        let decoder = try H264SampleDecoder(avcConfiguration: format.avcConfiguration)
+        let decoder = try VideoSampleDecoder(codec: format.codec, configuration: format.configuration)
         let image = try decoder.decode(
             samples: try video.samples[first...last].map(movie.readSample),
             presentationTimes: Array(times[first...last]), wanted: times[target])

@@ -41,15 +41,26 @@ package struct MovieTrack: Sendable {
     /// upright … 8); 1 for a matrix that only scales or moves.
     package var orientation: Int { DisplayMatrix.exifOrientation(matrix) }
 
-    /// The `avcC` record of an `avc1` track: what an H.264 decoder is configured with.
-    package var avcConfiguration: [UInt8]? {
-        // avc1: an 8-byte header and 78 bytes of visual sample entry, then child boxes.
-        guard format == "avc1" else { return nil }
+    /// The codec of a video track Sightline reads the samples of (`avc1`, `hvc1`; FFmpeg's
+    /// `hev1` too, whose parameter sets may also be in-band).
+    package var videoCodec: VideoCodec? {
+        switch format {
+        case "avc1": .h264
+        case "hvc1", "hev1": .hevc
+        default: nil
+        }
+    }
+
+    /// The configuration record of such a track (`avcC`, `hvcC`): what its decoder is
+    /// configured with.
+    package var codecConfiguration: [UInt8]? {
+        guard let videoCodec else { return nil }
+        // An 8-byte header and 78 bytes of visual sample entry, then child boxes.
         var offset = 86
         while offset + 8 <= sampleEntry.count {
             let size = sampleEntry[offset..<(offset + 4)].reduce(0) { $0 << 8 | Int($1) }
             guard size >= 8, offset + size <= sampleEntry.count else { return nil }
-            if sampleEntry[(offset + 4)..<(offset + 8)].elementsEqual("avcC".utf8) {
+            if sampleEntry[(offset + 4)..<(offset + 8)].elementsEqual(videoCodec.configurationBoxType.utf8) {
                 return Array(sampleEntry[(offset + 8)..<(offset + size)])
             }
             offset += size

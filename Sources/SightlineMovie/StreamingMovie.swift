@@ -29,12 +29,8 @@ package struct StreamingMovie: Sendable {
         lastDuration = max(Int64((Double(format.timescale) / frameRate).rounded()), 1)
     }
 
-    /// The RFC 6381 codec of the track (`avc1.64001f`): profile, constraints and level from
-    /// the `avcC` record, for `MediaSource.isTypeSupported` and `addSourceBuffer`.
-    package var codec: String {
-        let record = format.avcConfiguration
-        return "avc1." + record[1...3].map { String($0, radix: 16).leftPadded(to: 2) }.joined()
-    }
+    /// The RFC 6381 codec of the track, for `MediaSource.isTypeSupported` and `addSourceBuffer`.
+    package var codec: String { format.codecString }
 
     /// One fragment holding `unit`; nil for a unit whose decode time does not increase (a
     /// source that started again needs a new stream) or that has no picture data.

@@ -166,11 +166,11 @@ extension AnalysisPipeline {
             return output
         }
 
-        /// The video: an H.264 file or stream passes its packets on unless re-encoded;
+        /// The video: an H.264 or H.265 file or stream passes its packets on unless re-encoded;
         /// otherwise every frame is encoded, and a file waits for the encoder rather than
         /// dropping frames.
         mutating func video(_ video: VideoPublishing, from file: MediaFileSource?, reencode: Bool) {
-            if let file, file.h264ParameterSets != nil, !reencode {
+            if let file, file.passThrough != nil, !reencode {
                 file.onCompressedPacket = { video.publishCompressed($0, width: $1, height: $2) }
                 return
             }

@@ -57,7 +57,7 @@ package struct PipelineDetection: Sendable {
 
 /// The video a pipeline publishes, and the downscaled frames it hands other services.
 package struct PipelineVideo: Sendable {
-    /// When to publish video; H.264 sources pass their packets on unless `reencode`.
+    /// When to publish video; H.264 and H.265 sources pass their packets on unless `reencode`.
     package var mode = VideoMode.onDemand
     package var encoder = VideoEncoder.Options()
     package var reencode = false

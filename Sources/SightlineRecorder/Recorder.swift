@@ -157,14 +157,14 @@ package final class Recorder {
                 "video gap: dropping until the next key frame",
                 metadata: ["source": "\(configuration.sourceID)", "lost": "\(lost)", "seq": "\(message.seq)"])
         }
-        guard let info = message.video, info.codec == "h264", let time = message.time, let payload, !payload.isEmpty,
-            info.width > 0, info.height > 0
+        guard let info = message.video, let time = message.time, let payload, !payload.isEmpty,
+            info.width > 0, info.height > 0,
+            let accessUnit = VideoAccessUnit(info, time: time, payload: payload)  // split once, here
         else {
-            return drop("malformed", log: "a video message is not an H.264 access unit with a time")
+            return drop("malformed", log: "a video message is not an H.264 or H.265 access unit with a time")
         }
-        let accessUnit = VideoAccessUnit(info, time: time, payload: payload)  // split once, here
         guard !accessUnit.nalUnits.isEmpty else {
-            return drop("malformed", log: "a video message holds no H.264 NAL unit")
+            return drop("malformed", log: "a video message holds no NAL unit")
         }
         // Only a key frame or a missing file makes the delay's successor count: no scan of it
         // for the other frames.
@@ -190,7 +190,7 @@ package final class Recorder {
             // The file changes when this frame leaves the delay: by then the audio and the
             // metadata of the frames before it have arrived and end the file with them.
             startsFile = RecordingFile.Start(
-                parameterSets: frame.parameterSets, width: info.width, height: info.height,
+                codec: accessUnit.codec, parameterSets: frame.parameterSets, width: info.width, height: info.height,
                 wallTimeNs: message.wallTimeNs)
         }
         delayed.append((accessUnit, startsFile))

@@ -10,6 +10,7 @@ final class RecordingFile {
     /// video track takes), once that frame leaves the metadata delay: by then the metadata
     /// already flowing has said which tracks the file needs.
     struct Start {
+        var codec: VideoCodec
         var parameterSets: [ArraySlice<UInt8>]
         var width, height: Int
         var wallTimeNs: UInt64
@@ -34,7 +35,8 @@ final class RecordingFile {
         current: [String: TimedMetadataGroup], audio: AudioFormat?, configuration: RecorderConfiguration
     ) throws {
         let format = try VideoTrackFormat(
-            annexBParameterSets: H264.annexB(start.parameterSets), width: start.width, height: start.height,
+            annexBParameterSets: H264.annexB(start.parameterSets), codec: start.codec, width: start.width,
+            height: start.height,
             timescale: time.timescale)
         let sound = try audio.map { try MovieWriter.PassthroughTrackFormat.aac($0) }
         path = Self.uniquePath(in: configuration, wallTimeNs: start.wallTimeNs)

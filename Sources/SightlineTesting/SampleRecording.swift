@@ -52,7 +52,7 @@ package struct SampleRecording {
         while let packet = try reader.next() { packets.append(packet) }
         self.packets = packets
         format = try VideoTrackFormat(
-            avcConfiguration: reader.codecConfiguration, width: reader.width, height: reader.height,
+            configuration: reader.codecConfiguration, width: reader.width, height: reader.height,
             timescale: reader.timescale)
         frameTimes = packets.map(\.presentationTime).sorted()
     }

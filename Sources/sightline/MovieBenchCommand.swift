@@ -106,7 +106,7 @@ enum BenchMedia {
         var packets: [EncodedVideoReader.Packet] = []
         while let packet = try reader.next() { packets.append(packet) }
         let format = try VideoTrackFormat(
-            avcConfiguration: reader.codecConfiguration, width: reader.width, height: reader.height,
+            configuration: reader.codecConfiguration, width: reader.width, height: reader.height,
             timescale: reader.timescale)
         return (format, packets)
     }

@@ -132,7 +132,7 @@ struct SourceOptions: ParsableArguments {
             """)
     var audioDevice: String?
 
-    @Flag(help: "Encode video even when the source is already H.264.")
+    @Flag(help: "Encode video with libx264 even when the source is already H.264 or H.265.")
     var reencode = false
 
     @Option(help: "x264 preset for encoding (ultrafast … veryslow).")

@@ -13,7 +13,7 @@ import Testing
 
     init() throws {
         let sample = try SampleRecording()
-        let sets = try #require(H264.parameterSets(avcC: sample.format.avcConfiguration))
+        let sets = try #require(H264.parameterSets(avcC: sample.format.configuration))
         messages = try sample.packets.map { packet in
             let units = try #require(H264.nalUnits(lengthPrefixed: packet.data, lengthSize: sets.lengthSize))
             let payload = H264.annexB((packet.isKeyFrame ? sets.units : []) + units)

@@ -104,6 +104,40 @@ extension RecorderTests {
         }
     }
 
+    /// A run's H.264 labelled H.265, then labelled a codec Sightline does not carry: no file
+    /// starts from parameter sets that are not H.265's, every frame is dropped and counted,
+    /// and the same run labelled right is recorded whole afterwards.
+    @Test func mislabelledVideoIsDroppedAndTheNextRunRecorded() async throws {
+        let received = try await publishedMessages(source: "label")
+        try await onAThreadOfItsOwn {
+            let recorder = try Recorder(
+                configuration: RecorderConfiguration(sourceID: "label", directory: directory.file("label")),
+                logger: logger)
+            let videos = received.filter { $0.message.kind == .video }
+            #expect(videos.count == 300)
+            for codec in ["hevc", "vp9"] {
+                for received in received {
+                    var message = received.message
+                    message.video?.codec = codec
+                    recorder.handle(
+                        ReceivedMessage(
+                            topic: received.topic, message: message, json: received.json, payload: received.payload))
+                }
+            }
+            #expect(recorder.counters.files.isEmpty, "\(recorder.counters.files)")
+            #expect(recorder.counters.framesDropped.values.reduce(0, +) == 600, "\(recorder.counters.framesDropped)")
+            var stopped = Message(
+                kind: .status, source: "label", time: nil, wallTimeNs: 1, status: SourceStatus(state: .stopped))
+            stopped.seq = 0
+            recorder.handle(ReceivedMessage(topic: "status/label/", message: stopped, json: [], payload: nil))
+            for message in received { recorder.handle(message) }
+            recorder.finish()
+            let file = try #require(recorder.counters.files.last)
+            #expect(recorder.counters.files.count == 1)
+            #expect(try decodedFrames(file) == 300)
+        }
+    }
+
     /// One message of each kind as JSON objects to mutate: the run's own video, faces and
     /// status, and the others made here.
     static func templates(from received: [ReceivedMessage]) -> [(kind: MessageKind, object: Any, payload: [UInt8]?)] {

@@ -16,7 +16,7 @@ import Testing
     /// location track, finalised or left as a crash leaves it.
     static func smallMovie(path: String, finish: Bool) throws {
         let format = try VideoTrackFormat(
-            avcConfiguration: [1, 0x64, 0, 0x1F, 0xFF, 0xE1, 0, 4, 0x67, 0x64, 0, 0x1F, 1, 0, 2, 0x68, 0xEE],
+            configuration: [1, 0x64, 0, 0x1F, 0xFF, 0xE1, 0, 4, 0x67, 0x64, 0, 0x1F, 1, 0, 2, 0x68, 0xEE],
             width: 64, height: 48, timescale: 600)
         let writer = try MovieWriter(
             path: path, video: format, metadataTracks: [.detectedFaces, .locationISO6709],
@@ -149,7 +149,7 @@ import Testing
         let writer = try MovieWriter(
             path: path,
             video: try VideoTrackFormat(
-                avcConfiguration: [1, 0x64, 0, 0x1F, 0xFF, 0xE0, 0], width: 8, height: 8, timescale: 600),
+                configuration: [1, 0x64, 0, 0x1F, 0xFF, 0xE0, 0], width: 8, height: 8, timescale: 600),
             metadataTracks: [.detectedFaces])
         try writer.append(
             TimedMetadataGroup(

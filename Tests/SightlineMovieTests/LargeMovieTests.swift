@@ -17,7 +17,7 @@ struct LargeMovieTests {
     /// fragment written by `finish`.
     func write(_ path: String, finish: Bool) throws {
         let format = try VideoTrackFormat(
-            avcConfiguration: [1, 0x64, 0, 0x1F, 0xFF, 0xE1, 0, 4, 0x67, 0x64, 0, 0x1F, 1, 0, 2, 0x68, 0xEE],
+            configuration: [1, 0x64, 0, 0x1F, 0xFF, 0xE1, 0, 4, 0x67, 0x64, 0, 0x1F, 1, 0, 2, 0x68, 0xEE],
             width: 1920, height: 1080, timescale: 30)
         let writer = try MovieWriter(
             path: path, video: format, metadataTracks: [.detectedFaces],

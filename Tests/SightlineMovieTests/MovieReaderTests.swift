@@ -61,7 +61,7 @@ import Testing
         let writer = try MovieWriter(
             path: path,
             video: try VideoTrackFormat(
-                avcConfiguration: [1, 0x42, 0, 0x1E, 0xFF, 0xE0, 0], width: 8, height: 8, timescale: 600),
+                configuration: [1, 0x42, 0, 0x1E, 0xFF, 0xE0, 0], width: 8, height: 8, timescale: 600),
             metadataTracks: [strange])
         try writer.append(
             TimedMetadataGroup(

@@ -38,19 +38,19 @@ struct LiveVideo {
     mutating func add(_ message: Message, payload: [UInt8]) -> Added {
         // Fragment times cannot be negative: the first frames of a source with B-frames
         // (decoded before time zero) are not shown; its first key frame after them is.
-        guard let info = message.video, info.codec == "h264", let time = message.time, !payload.isEmpty,
-            info.decodeTime.value >= 0
+        guard let info = message.video, let time = message.time, !payload.isEmpty, info.decodeTime.value >= 0,
+            let unit = VideoAccessUnit(info, time: time, payload: payload)
         else { return Added() }
-        let unit = VideoAccessUnit(info, time: time, payload: payload)
         var added = Added(keyFrame: unit.isKeyFrame)
         if unit.isKeyFrame {
             let sets = H264.annexB(unit.parameterSets)
             let changed =
-                sets != parameterSets || movie?.format.width != info.width || movie?.format.height != info.height
+                sets != parameterSets || movie?.format.codec != unit.codec || movie?.format.width != info.width
+                || movie?.format.height != info.height
             if movie == nil || changed {
                 added.restarted = movie != nil || viewersMustRestart
                 viewersMustRestart = false
-                start(sets, info: info, timescale: time.timescale)
+                start(sets, codec: unit.codec, info: info, timescale: time.timescale)
             }
             sinceKeyFrame = []
             heldBytes = 0
@@ -60,7 +60,7 @@ struct LiveVideo {
         if fragment == nil, unit.isKeyFrame {
             // Time went back at a key frame: the source started again.
             added.restarted = true
-            start(parameterSets, info: info, timescale: time.timescale)
+            start(parameterSets, codec: unit.codec, info: info, timescale: time.timescale)
             fragment = movie?.fragment(unit)
         }
         guard let fragment else { return added }
@@ -77,11 +77,12 @@ struct LiveVideo {
         return added
     }
 
-    private mutating func start(_ sets: [UInt8], info: VideoPacketInfo, timescale: Int32) {
+    private mutating func start(_ sets: [UInt8], codec: VideoCodec, info: VideoPacketInfo, timescale: Int32) {
         parameterSets = sets
         movie =
             (try? VideoTrackFormat(
-                annexBParameterSets: sets, width: info.width, height: info.height, timescale: timescale)).map {
+                annexBParameterSets: sets, codec: codec, width: info.width, height: info.height, timescale: timescale))
+            .map {
                 StreamingMovie(format: $0)
             }
     }

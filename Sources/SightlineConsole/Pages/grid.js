@@ -2,13 +2,20 @@
 // boxes of the frame the browser presents (docs/console.md, "The grid").
 "use strict";
 
-// RFC 6381's codec of the stream, from the avcC record in its initialization segment.
-function avcCodec(bytes) {
-  for (let i = 4; i + 8 <= bytes.length; i++) {
-    if (bytes[i] === 0x61 && bytes[i + 1] === 0x76 && bytes[i + 2] === 0x63 && bytes[i + 3] === 0x43) {
-      const hex = (b) => b.toString(16).padStart(2, "0");
-      return `avc1.${hex(bytes[i + 5])}${hex(bytes[i + 6])}${hex(bytes[i + 7])}`;
-    }
+// RFC 6381's codec of the stream, from the avcC or hvcC record in its initialization
+// segment (as VideoTrackFormat.codecString makes it).
+function streamCodec(bytes) {
+  for (let i = 4; i + 17 <= bytes.length; i++) {
+    if (bytes[i + 1] !== 0x76 || bytes[i + 2] !== 0x63 || bytes[i + 3] !== 0x43) continue;  // "?vcC"
+    const record = bytes.subarray(i + 4);
+    if (bytes[i] === 0x61) return "avc1." + [1, 2, 3].map((k) => record[k].toString(16).padStart(2, "0")).join("");
+    if (bytes[i] !== 0x68) continue;
+    let compatibility = 0;  // bit-reversed
+    for (let bit = 0; bit < 32; bit++) compatibility |= ((record[2 + (bit >> 3)] >> (7 - (bit & 7))) & 1) << bit;
+    const constraints = Array.from(record.subarray(6, 12));
+    while (constraints.length && !constraints[constraints.length - 1]) constraints.pop();
+    return ["hvc1", ["", "A", "B", "C"][record[1] >> 6] + (record[1] & 0x1f), (compatibility >>> 0).toString(16),
+      (record[1] & 0x20 ? "H" : "L") + record[12], ...constraints.map((c) => c.toString(16).toUpperCase())].join(".");
   }
   return null;
 }
@@ -79,11 +86,12 @@ class LiveTile {
       ({ kind, objects: frame[kind.name].objects, held: frame[kind.name].held }));
     sightline.drawObjects(this.overlay, frame.width, frame.height, groups);
     this.element.dataset.mode = "jpeg";
-    this.info.textContent = `JPEG frames · t = ${frame.time.toFixed(3)} s`;
+    this.info.textContent = `${this.unplayable ? this.unplayable + " · " : ""}JPEG frames · t = ${frame.time.toFixed(3)} s`;
   }
 
   // A new stream: a new MediaSource, fed from its initialization segment on.
   restart() {
+    this.unplayable = null;
     this.head = [];
     this.queue = [];
     this.buffer = null;
@@ -94,11 +102,22 @@ class LiveTile {
   // Bytes of the source's stream; empty when the stream ended (a new one follows).
   videoBytes(bytes) {
     if (!bytes.length) return this.restart();
+    if (this.unplayable) return;
     if (!this.buffer) {
       this.head.push(bytes);
-      const codec = avcCodec(joined(this.head));
+      const codec = streamCodec(joined(this.head));
       if (!codec || this.media.readyState !== "open") return;
-      this.buffer = this.media.addSourceBuffer(`video/mp4; codecs="${codec}"`);
+      const type = `video/mp4; codecs="${codec}"`;
+      if (!MediaSource.isTypeSupported(type)) {
+        // Most browsers do not play H.265: the tile shows the source's JPEG frames instead
+        // (`frames: jpeg`), saying why.
+        this.unplayable = `this browser does not play ${codec}`;
+        this.element.dataset.codec = codec;
+        this.element.dataset.mode = "unplayable";
+        this.info.textContent = this.unplayable;
+        return;
+      }
+      this.buffer = this.media.addSourceBuffer(type);
       this.buffer.mode = "segments";
       this.buffer.addEventListener("updateend", () => { this.start(); this.pump(); });
       this.queue.push(joined(this.head));

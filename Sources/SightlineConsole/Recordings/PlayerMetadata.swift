@@ -17,6 +17,9 @@ struct PlayerMetadata: Encodable, Sendable {
         var matrixOrientation: Int
         var frames: Int
         var duration: Double
+        /// RFC 6381's codec (`avc1.640028`, `hvc1.1.6.L93.B0`), for the page to ask the
+        /// browser whether it plays it; nil for a codec Sightline does not record.
+        var codec: String?
     }
 
     struct Track: Encodable, Sendable {
@@ -82,9 +85,16 @@ struct PlayerMetadata: Encodable, Sendable {
         duration = movie.tracks.map { $0.mediaDuration.seconds }.max() ?? 0
         tracks = movie.tracks.map { Track(id: $0.id, kind: Self.kind(of: $0), samples: $0.samples.count) }
         if let track = movie.tracks.first(where: { $0.mediaType == "vide" }) {
+            let format = track.videoCodec.flatMap { codec in
+                track.codecConfiguration.flatMap {
+                    try? VideoTrackFormat(
+                        codec: codec, configuration: $0, width: Int(track.width), height: Int(track.height),
+                        timescale: Int32(clamping: max(track.timescale, 1)))
+                }
+            }
             video = Video(
                 track: track.id, width: track.width, height: track.height, matrixOrientation: track.orientation,
-                frames: track.samples.count, duration: track.mediaDuration.seconds)
+                frames: track.samples.count, duration: track.mediaDuration.seconds, codec: format?.codecString)
         }
         var objectTracks: [(kind: String, groups: [Group<[DrawnObject]>])] = []
         for track in movie.tracks where track.metadataFormat != nil {

@@ -1,32 +1,34 @@
 import CFFmpeg
 import SightlineCore
 
-/// Decodes H.264 samples as a movie stores them (length-prefixed NAL units, configured by
-/// the track's `avcC` record) into yuv420p images: how the console takes one frame out of a
+/// Decodes H.264 or H.265 samples as a movie stores them (length-prefixed NAL units,
+/// configured by the track's `avcC` or `hvcC` record) into yuv420p images: how the console takes one frame out of a
 /// recording for a snapshot without opening the file a second time through libavformat.
 /// Not thread-safe: one owner.
-package final class H264SampleDecoder {
+package final class VideoSampleDecoder {
     private var context: UnsafeMutablePointer<AVCodecContext>?
     private var frame: UnsafeMutablePointer<AVFrame>? = av_frame_alloc()
     private var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
     private let scaler = PixelScaler()
 
-    /// `avcConfiguration` is the track's `avcC` record (the box's payload). More `threads`
-    /// decode several frames at once: more frames a second, a few frames more delay.
-    package init(avcConfiguration: [UInt8], threads: Int = 1) throws {
+    /// `codec` and `configuration`: the track's codec and configuration record (the box's
+    /// payload). More `threads` decode several frames at once: more frames a second, a few
+    /// frames more delay.
+    package init(codec videoCodec: VideoCodec, configuration: [UInt8], threads: Int = 1) throws {
         av_log_set_level(AV_LOG_FATAL)  // errors are thrown, not printed
-        guard let codec = avcodec_find_decoder(AV_CODEC_ID_H264), let context = avcodec_alloc_context3(codec) else {
-            throw SightlineError.invalidArgument("this FFmpeg has no H.264 decoder")
+        let id = videoCodec == .hevc ? AV_CODEC_ID_HEVC : AV_CODEC_ID_H264
+        guard let codec = avcodec_find_decoder(id), let context = avcodec_alloc_context3(codec) else {
+            throw SightlineError.invalidArgument("this FFmpeg has no \(videoCodec.displayName) decoder")
         }
         self.context = context
-        let extradata = av_mallocz(avcConfiguration.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))!
-        avcConfiguration.withUnsafeBytes { extradata.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        let extradata = av_mallocz(configuration.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))!
+        configuration.withUnsafeBytes { extradata.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         context.pointee.extradata = extradata.assumingMemoryBound(to: UInt8.self)
-        context.pointee.extradata_size = Int32(avcConfiguration.count)
+        context.pointee.extradata_size = Int32(configuration.count)
         context.pointee.thread_count = Int32(max(1, threads))
         let opened = avcodec_open2(context, codec, nil)
         guard opened >= 0 else {
-            throw SightlineError.invalidArgument("cannot open the H.264 decoder: \(ffmpegError(opened))")
+            throw SightlineError.invalidArgument("cannot open the \(videoCodec.displayName) decoder: \(ffmpegError(opened))")
         }
     }
 
